@@ -1,0 +1,57 @@
+# The two set-up commands are `make run` and `make test`; see README.md.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WORKERS ?= 2
+THREADS ?= 8
+
+# Tests always run on PostgreSQL (and Redis); the conftest refuses anything else.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gateway
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
+
+.PHONY: install run serve test lint format bench clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+run: install
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py provision_demo
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(MAKE) serve
+
+serve:
+	$(BIN)/gunicorn gateway.wsgi --bind $(HOST):$(PORT) --worker-class gthread \
+		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
+
+test: install
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS); \
+	status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: install
+	@for script in bench/*.py; do \
+		echo "== $$script"; \
+		$(BIN)/python $$script || exit 1; \
+	done
+
+clean:
+	rm -rf $(VENV) var staticfiles

@@ -1,0 +1,36 @@
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from gateway.models import ApiKey, Membership, Organization
+from gateway.services import api_key_create, organization_create, user_get_or_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Create an API key for a user (created if missing) or, with --org, for an organization "
+        "(created with the user as owner if missing). Prints only the new key on stdout."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--email", required=True, help="owner's email")
+        parser.add_argument("--org", metavar="SLUG", help="make an organization key for this org")
+        parser.add_argument("--mode", choices=ApiKey.Mode.values, default=ApiKey.Mode.LIVE)
+        parser.add_argument("--name", default="", help="a label shown in the dashboard")
+
+    def handle(self, *args, email, org, mode, name, **options):
+        with transaction.atomic():
+            user, _ = user_get_or_create(email=email)
+            organization = None
+            if org:
+                organization = Organization.objects.filter(slug=org).first()
+                if organization is None:
+                    organization = organization_create(name=org, slug=org, owner=user)
+                elif not Membership.objects.filter(organization=organization, user=user).exists():
+                    raise CommandError(f"{user.email} is not a member of organization {org!r}")
+            _, secret = api_key_create(
+                mode=mode,
+                user=None if organization else user,
+                organization=organization,
+                name=name,
+            )
+        self.stdout.write(secret)

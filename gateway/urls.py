@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+
+from gateway.apis import HealthzApi, UnknownRouteApi, WhoAmIApi
+
+PUBLIC = {"authentication_classes": [], "permission_classes": [], "throttle_classes": []}
+
+api_v1 = [
+    path("v1/whoami", WhoAmIApi.as_view(), name="whoami"),
+]
+
+urlpatterns = [
+    *api_v1,
+    path(
+        "v1/openapi.json",
+        SpectacularJSONAPIView.as_view(**PUBLIC),
+        name="openapi",
+    ),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(url_name="openapi", **PUBLIC),
+        name="docs",
+    ),
+    path("healthz", HealthzApi.as_view(), name="healthz"),
+    path("admin/", admin.site.urls),
+    re_path(r"^v1(/.*)?$", UnknownRouteApi.as_view()),
+]

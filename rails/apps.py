@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RailsConfig(AppConfig):
+    name = "rails"
+    verbose_name = "Pay-per-call rails"

@@ -1,0 +1,55 @@
+"""Shared fixtures: the personas alice (an owner), bob (a member of alice's organization) and
+charlie (an outsider), each with keys, plus an API client factory."""
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from tests.factories import KeyedPersona, make_persona
+
+
+def pytest_configure(config):
+    from django.conf import settings
+
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        pytest.exit(
+            f"The test suite runs on PostgreSQL, not {engine}: set DATABASE_URL "
+            "(`make test` does) to postgres://postgres@127.0.0.1:5432/gateway",
+            returncode=2,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db) -> KeyedPersona:
+    return make_persona("alice@example.com", org_slug="acme")
+
+
+@pytest.fixture
+def bob(db, alice) -> KeyedPersona:
+    return make_persona("bob@example.com", member_of=alice.organization)
+
+
+@pytest.fixture
+def charlie(db) -> KeyedPersona:
+    return make_persona("charlie@example.com")
+
+
+@pytest.fixture
+def client_for():
+    """client_for(secret) -> an API client sending that bearer key (None sends none)."""
+
+    def build(secret: str | None) -> APIClient:
+        client = APIClient()
+        if secret is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        return client
+
+    return build

@@ -1,0 +1,35 @@
+from dataclasses import dataclass
+
+from gateway.models import ApiKey, Membership, Organization, User, hash_api_key_secret
+from gateway.services import api_key_create, membership_add, organization_create
+
+
+@dataclass
+class KeyedPersona:
+    user: User
+    live_key: str
+    test_key: str
+    organization: Organization | None = None
+    org_key: str | None = None
+
+
+def make_persona(
+    email: str, *, org_slug: str | None = None, member_of: Organization | None = None
+) -> KeyedPersona:
+    user = User.objects.create_user(email=email, password="correct horse battery staple")
+    _, live_key = api_key_create(mode=ApiKey.Mode.LIVE, user=user, name="live")
+    _, test_key = api_key_create(mode=ApiKey.Mode.TEST, user=user, name="test")
+    persona = KeyedPersona(user=user, live_key=live_key, test_key=test_key)
+    if org_slug:
+        persona.organization = organization_create(name=org_slug.title(), slug=org_slug, owner=user)
+        _, persona.org_key = api_key_create(
+            mode=ApiKey.Mode.LIVE, organization=persona.organization, name="org"
+        )
+    if member_of:
+        membership_add(organization=member_of, user=user, role=Membership.Role.MEMBER)
+        persona.organization = member_of
+    return persona
+
+
+def api_key_row(secret: str) -> ApiKey:
+    return ApiKey.objects.get(key_hash=hash_api_key_secret(secret))

@@ -1,0 +1,58 @@
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+
+def test_healthz_reports_database_and_cache(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "cache": "ok"}
+
+
+def test_the_openapi_description_documents_bearer_auth_and_errors(client, db):
+    response = client.get("/v1/openapi.json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert schema["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    whoami = schema["paths"]["/v1/whoami"]["get"]
+    assert {"bearerAuth": []} in whoami["security"]
+    for status in ["200", "400", "401", "404", "429", "500"]:
+        assert status in whoami["responses"], status
+    error_schema = schema["components"]["schemas"]["ErrorEnvelope"]
+    assert set(error_schema["properties"]) == {"success", "error", "code"}
+
+
+def test_the_docs_page_serves_its_own_assets(client, db):
+    response = client.get("/docs")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "swagger-ui" in page
+    assert "cdn." not in page and "unpkg" not in page
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": ""}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_production_starts_with_a_secret_key():
+    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": "x" * 50}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
