@@ -131,6 +131,17 @@ RATELIMIT_ENABLE = env.bool("RATE_LIMIT_ENABLED", default=True)
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 
+# --- Credits ----------------------------------------------------------------------------------
+
+# The platform's share of every charged call, in basis points (1000 = 10%); the rest is the
+# provider's revenue.
+PLATFORM_FEE_BPS = env.int("PLATFORM_FEE_BPS", default=1000)
+if not 0 <= PLATFORM_FEE_BPS <= 10_000:
+    raise ImproperlyConfigured("PLATFORM_FEE_BPS must be between 0 and 10000")
+# How long a reserved hold stays pending before the sweeper releases it. Longer than any
+# upstream call may take, so a slow call is settled by its own request, not by the sweeper.
+HOLD_TTL_SECONDS = env.int("HOLD_TTL_SECONDS", default=600)
+
 # --- Auth, sessions, security -----------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,5 +1,7 @@
 from dataclasses import dataclass
 
+from credits.models import Account
+from credits.services import account_for_organization, account_for_user, credits_grant
 from gateway.models import ApiKey, Membership, Organization, User, hash_api_key_secret
 from gateway.services import api_key_create, membership_add, organization_create
 
@@ -33,3 +35,16 @@ def make_persona(
 
 def api_key_row(secret: str) -> ApiKey:
     return ApiKey.objects.get(key_hash=hash_api_key_secret(secret))
+
+
+def fund(user: User, micros: int) -> Account:
+    """Grant a user `micros` micro-dollars and return the account."""
+    account = account_for_user(user=user)
+    credits_grant(account=account, amount_micros=micros, reason="test funds")
+    account.refresh_from_db()
+    return account
+
+
+def provider_account(slug: str = "provider-co") -> Account:
+    organization, _ = Organization.objects.get_or_create(slug=slug, defaults={"name": slug})
+    return account_for_organization(organization=organization)

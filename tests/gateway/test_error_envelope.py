@@ -58,3 +58,26 @@ def test_an_unexpected_exception_is_a_500_envelope_without_internals(
 def test_an_html_accept_header_still_gets_json(client_for, alice):
     response = client_for(alice.live_key).get("/v1/nope", HTTP_ACCEPT="text/html")
     assert_envelope(response, 404, "NOT_FOUND")
+
+
+def test_malformed_json_is_a_400_envelope(client_for, alice):
+    response = client_for(alice.live_key).post(
+        "/v1/credits/check", data='{"amountCents": 1,', content_type="application/json"
+    )
+    body = assert_envelope(response, 400, "INVALID_REQUEST")
+    assert "Malformed JSON" in body["error"]
+
+
+def test_a_wrong_content_type_is_a_400_envelope_naming_json(client_for, alice):
+    response = client_for(alice.live_key).post(
+        "/v1/credits/check", data="amountCents=1", content_type="text/plain"
+    )
+    body = assert_envelope(response, 400, "INVALID_REQUEST")
+    assert "text/plain" in body["error"] and "application/json" in body["error"]
+
+
+def test_a_json_body_that_is_not_an_object_is_a_400_envelope(client_for, alice):
+    response = client_for(alice.live_key).post(
+        "/v1/credits/check", data="[1, 2]", content_type="application/json"
+    )
+    assert_envelope(response, 400, "INVALID_REQUEST")

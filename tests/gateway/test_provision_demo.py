@@ -23,3 +23,5 @@ def test_the_demo_keys_are_printed_once_and_rotated_on_request(db, capsys, clien
     assert ApiKey.objects.filter(user__email="demo@example.com", revoked_at=None).count() == 2
     for secret in rotated:
         assert client_for(secret).get("/v1/whoami").status_code == 200
+    balance = client_for(rotated[0]).get("/v1/credits/balance").json()["balance"]
+    assert balance == "$10.00"  # granted once, not once per run

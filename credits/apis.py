@@ -1,0 +1,194 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from credits.models import Account
+from credits.selectors import (
+    account_has_overdue_holds,
+    ledger_entries_for_account,
+    usage_events_in_window,
+    usage_window_totals,
+)
+from credits.services import account_for_owner, holds_expire
+from gateway.money import cents_to_micros, format_usd, micros_to_cents
+
+
+def _account_of(request) -> Account:
+    key = request.auth
+    account = account_for_owner(user_id=key.user_id, organization_id=key.organization_id)
+    if account_has_overdue_holds(account=account):
+        holds_expire(account=account)
+        account.refresh_from_db()
+    return account
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class PaginationSerializer(serializers.Serializer):
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="items in this page")
+
+
+class CreditsUsageEventSerializer(serializers.Serializer):
+    api = serializers.CharField(source="api_slug")
+    path = serializers.CharField()
+    method = serializers.CharField()
+    timestamp = serializers.DateTimeField(source="created_at")
+    cost = serializers.SerializerMethodField()
+    status = serializers.CharField()
+    requestId = serializers.CharField(source="request_id")
+
+    def get_cost(self, event) -> str:
+        return format_usd(event.cost_micros)
+
+
+class CreditsTransactionSerializer(serializers.Serializer):
+    id = serializers.SerializerMethodField()
+    type = serializers.CharField()
+    amountCents = serializers.SerializerMethodField()
+    description = serializers.CharField()
+    timestamp = serializers.DateTimeField(source="created_at")
+    metadata = serializers.JSONField()
+
+    def get_id(self, entry) -> str:
+        return f"txn_{entry.pk}"
+
+    def get_amountCents(self, entry) -> float:
+        return micros_to_cents(entry.amount_micros)
+
+
+class CreditsUsagePaginationSerializer(PaginationSerializer):
+    total = serializers.IntegerField(help_text="events in the time window")
+
+
+class CreditsBalanceApi(APIView):
+    class CreditsBalanceOutputSerializer(serializers.Serializer):
+        success = serializers.BooleanField()
+        balance = serializers.CharField(
+            help_text='Available dollars ("$12.50"): the balance minus pending holds'
+        )
+
+    @extend_schema(
+        operation_id="credits_balance",
+        summary="Available credit balance",
+        description="A user key reads the user's balance; an organization key reads the "
+        "organization's account (its provider revenue).",
+        responses=CreditsBalanceOutputSerializer,
+    )
+    def get(self, request):
+        account = _account_of(request)
+        return Response({"success": True, "balance": format_usd(account.available_micros)})
+
+
+class CreditsCheckApi(APIView):
+    class CreditsCheckInputSerializer(serializers.Serializer):
+        amountCents = serializers.DecimalField(
+            max_digits=16, decimal_places=4, min_value=0, help_text="cents; 100 = one dollar"
+        )
+
+    class CreditsCheckOutputSerializer(serializers.Serializer):
+        success = serializers.BooleanField()
+        sufficient = serializers.BooleanField()
+        balanceCents = serializers.FloatField()
+        requiredCents = serializers.FloatField()
+        shortfallCents = serializers.FloatField()
+
+    @extend_schema(
+        operation_id="credits_check",
+        summary="Whether the balance covers an amount",
+        request=CreditsCheckInputSerializer,
+        responses=CreditsCheckOutputSerializer,
+    )
+    def post(self, request):
+        data = _validated(self.CreditsCheckInputSerializer, request.data)
+        required = cents_to_micros(data["amountCents"])
+        available = _account_of(request).available_micros
+        return Response(
+            {
+                "success": True,
+                "sufficient": available >= required,
+                "balanceCents": micros_to_cents(available),
+                "requiredCents": micros_to_cents(required),
+                "shortfallCents": micros_to_cents(max(required - available, 0)),
+            }
+        )
+
+
+class CreditsUsageApi(APIView):
+    class CreditsUsageQuerySerializer(serializers.Serializer):
+        limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
+        offset = serializers.IntegerField(default=0, min_value=0)
+        days = serializers.IntegerField(default=30, min_value=1, max_value=365)
+
+    class CreditsUsageOutputSerializer(serializers.Serializer):
+        success = serializers.BooleanField()
+        usage = CreditsUsageEventSerializer(many=True)
+        totalSpent = serializers.CharField(help_text="dollars spent in the window")
+        pagination = CreditsUsagePaginationSerializer()
+
+    @extend_schema(
+        operation_id="credits_usage",
+        summary="Usage history, newest first",
+        parameters=[CreditsUsageQuerySerializer],
+        responses=CreditsUsageOutputSerializer,
+    )
+    def get(self, request):
+        params = _validated(self.CreditsUsageQuerySerializer, request.query_params)
+        limit, offset = params["limit"], params["offset"]
+        events = usage_events_in_window(account=_account_of(request), days=params["days"])
+        total, spent = usage_window_totals(events=events)
+        page = events[offset : offset + limit]
+        usage = CreditsUsageEventSerializer(page, many=True).data
+        return Response(
+            {
+                "success": True,
+                "usage": usage,
+                "totalSpent": format_usd(spent),
+                "pagination": {
+                    "limit": limit,
+                    "offset": offset,
+                    "count": len(usage),
+                    "total": total,
+                },
+            }
+        )
+
+
+class CreditsTransactionsApi(APIView):
+    class CreditsTransactionsQuerySerializer(serializers.Serializer):
+        limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
+        offset = serializers.IntegerField(default=0, min_value=0)
+
+    class CreditsTransactionsOutputSerializer(serializers.Serializer):
+        success = serializers.BooleanField()
+        transactions = CreditsTransactionSerializer(many=True)
+        pagination = PaginationSerializer()
+
+    @extend_schema(
+        operation_id="credits_transactions",
+        summary="Ledger entries of the account, newest first",
+        parameters=[
+            OpenApiParameter("limit", int, description="default 50, maximum 200"),
+            OpenApiParameter("offset", int, description="default 0"),
+        ],
+        responses=CreditsTransactionsOutputSerializer,
+    )
+    def get(self, request):
+        params = _validated(self.CreditsTransactionsQuerySerializer, request.query_params)
+        limit, offset = params["limit"], params["offset"]
+        entries = ledger_entries_for_account(account=_account_of(request))
+        page = entries[offset : offset + limit]
+        transactions = CreditsTransactionSerializer(page, many=True).data
+        return Response(
+            {
+                "success": True,
+                "transactions": transactions,
+                "pagination": {"limit": limit, "offset": offset, "count": len(transactions)},
+            }
+        )

@@ -1,0 +1,182 @@
+from django.db import models
+from django.db.models import F, Q
+
+from gateway.models import ApiKey, Organization, User
+
+
+class Account(models.Model):
+    """A balance in integer micro-dollars.
+
+    Invariants (checked by ``check_ledger``): ``balance_micros`` equals the sum of the account's
+    ledger entries and ``held_micros`` the sum of its pending holds. A user or organization
+    account never goes negative nor holds more than it has; the one platform account is the
+    counterparty of grants and purchases, so its balance is fees earned minus credits issued
+    and may be negative.
+    """
+
+    class Kind(models.TextChoices):
+        USER = "user", "User"
+        ORGANIZATION = "organization", "Organization"
+        PLATFORM = "platform", "Platform"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    user = models.OneToOneField(
+        User, null=True, blank=True, on_delete=models.PROTECT, related_name="credit_account"
+    )
+    organization = models.OneToOneField(
+        Organization,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="credit_account",
+    )
+    balance_micros = models.BigIntegerField(default=0)
+    held_micros = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="user", user__isnull=False, organization__isnull=True)
+                | Q(kind="organization", user__isnull=True, organization__isnull=False)
+                | Q(kind="platform", user__isnull=True, organization__isnull=True),
+                name="account_owner_matches_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["kind"], condition=Q(kind="platform"), name="one_platform_account"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="platform") | Q(balance_micros__gte=0),
+                name="account_balance_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(held_micros__gte=0)
+                & (Q(kind="platform") | Q(held_micros__lte=F("balance_micros"))),
+                name="account_held_within_balance",
+            ),
+        ]
+
+    def __str__(self):
+        if self.kind == self.Kind.PLATFORM:
+            return "platform"
+        return str(self.user if self.kind == self.Kind.USER else self.organization)
+
+    @property
+    def available_micros(self) -> int:
+        return self.balance_micros - self.held_micros
+
+
+class LedgerEntry(models.Model):
+    """One leg of a money movement; append-only, never updated or deleted.
+
+    All entries sharing an ``event_ref`` form one business event and sum to zero.
+    ``idempotency_ref`` is unique, so the same leg of the same event can never be booked twice.
+    """
+
+    class Type(models.TextChoices):
+        PURCHASE = "purchase", "Purchase"
+        GRANT = "grant", "Grant"
+        API_CALL = "api_call", "API call"
+        REVENUE = "revenue", "Revenue"
+        FEE = "fee", "Fee"
+        REFUND = "refund", "Refund"
+        ADJUSTMENT = "adjustment", "Adjustment"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    type = models.CharField(max_length=12, choices=Type.choices)
+    amount_micros = models.BigIntegerField()
+    balance_after_micros = models.BigIntegerField()
+    description = models.CharField(max_length=300)
+    metadata = models.JSONField(default=dict, blank=True)
+    event_ref = models.CharField(max_length=120, db_index=True)
+    idempotency_ref = models.CharField(max_length=160, unique=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        verbose_name_plural = "ledger entries"
+        indexes = [models.Index(fields=["account", "-created_at", "-id"])]
+
+    def __str__(self):
+        return f"{self.type} {self.amount_micros} on {self.account}"
+
+
+class Hold(models.Model):
+    """Funds reserved for one call (a two-phase transfer).
+
+    pending -> captured (the call succeeded and was charged), released (it failed) or expired
+    (nothing settled it before ``expires_at``). Only pending holds count in ``held_micros``.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        CAPTURED = "captured", "Captured"
+        RELEASED = "released", "Released"
+        EXPIRED = "expired", "Expired"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
+    request_id = models.CharField(max_length=80, unique=True)
+    amount_micros = models.BigIntegerField()
+    captured_micros = models.BigIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    description = models.CharField(max_length=300, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(amount_micros__gte=0), name="hold_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(captured_micros__isnull=True)
+                | Q(captured_micros__gte=0, captured_micros__lte=F("amount_micros")),
+                name="hold_capture_within_amount",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(status="pending"),
+                name="pending_hold_expiry",
+            ),
+            models.Index(
+                fields=["account", "expires_at"],
+                condition=Q(status="pending"),
+                name="pending_hold_by_account",
+            ),
+        ]
+
+    def __str__(self):
+        return f"hold {self.request_id} ({self.status})"
+
+
+class UsageEvent(models.Model):
+    """One gateway call, whatever its outcome, with what it cost."""
+
+    class Status(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        REJECTED = "rejected", "Rejected"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="usage_events")
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage_events"
+    )
+    request_id = models.CharField(max_length=80, unique=True)
+    api_slug = models.CharField(max_length=100)
+    path = models.CharField(max_length=500)
+    method = models.CharField(max_length=7)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    mode = models.CharField(max_length=4, choices=ApiKey.Mode.choices)
+    cost_micros = models.BigIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "-created_at", "-id"]),
+            models.Index(fields=["account", "api_slug", "-created_at"]),
+        ]
+
+    def __str__(self):
+        return f"{self.request_id} {self.api_slug} {self.path} ({self.status})"
