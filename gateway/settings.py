@@ -142,6 +142,18 @@ if not 0 <= PLATFORM_FEE_BPS <= 10_000:
 # upstream call may take, so a slow call is settled by its own request, not by the sweeper.
 HOLD_TTL_SECONDS = env.int("HOLD_TTL_SECONDS", default=600)
 
+# --- Calling providers ------------------------------------------------------------------------
+
+# No provider call may take longer than this, whatever its catalog timeout says.
+UPSTREAM_TIMEOUT_CAP_SECONDS = env.float("UPSTREAM_TIMEOUT_CAP_SECONDS", default=60)
+UPSTREAM_CONNECT_TIMEOUT_SECONDS = env.float("UPSTREAM_CONNECT_TIMEOUT_SECONDS", default=5)
+# A provider answer larger than this is refused (502) and not charged.
+UPSTREAM_MAX_RESPONSE_BYTES = env.int("UPSTREAM_MAX_RESPONSE_BYTES", default=10 * 1024 * 1024)
+# Connections kept open per provider and worker process.
+UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=32)
+# Allow providers on private, loopback or link-local addresses (the sandbox always is).
+UPSTREAM_ALLOW_PRIVATE_NETWORKS = env.bool("UPSTREAM_ALLOW_PRIVATE_NETWORKS", default=False)
+
 # --- Auth, sessions, security -----------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [

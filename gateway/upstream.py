@@ -1,0 +1,332 @@
+"""The HTTP client that calls providers.
+
+One pooled ``requests.Session`` per provider origin. Retries go through urllib3's ``Retry`` and
+only where they are safe: failures to connect (the request never left), and 429/502/503/504 for
+idempotent methods, honouring ``Retry-After``, at most twice and never past the call's deadline.
+Nothing of the caller's request is forwarded but the method, path, query and JSON body; the
+provider's credential is added here. Redirects are not followed, responses are size-capped, and
+connections to private, loopback or link-local addresses are refused after the socket connects
+(so DNS rebinding cannot slip past a check made before it) unless the provider is allowed them.
+"""
+
+import contextvars
+import http.cookiejar
+import ipaddress
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NameResolutionError,
+    NewConnectionError,
+    ReadTimeoutError,
+)
+from urllib3.util.retry import Retry
+
+from gateway.errors import InvalidRequest
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUSES = (429, 502, 503, 504)
+FORBIDDEN_PATH_PARTS = ("..", "//", "\\", "@", "://")
+USER_AGENT = "api-gateway/1.0"
+
+_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("upstream_deadline")
+
+
+class UpstreamFailure(Exception):
+    """The provider could not be reached or its answer could not be used. Never charged."""
+
+    def __init__(self, message: str, *, timeout: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.timeout = timeout
+
+
+@dataclass(frozen=True)
+class UpstreamAuth:
+    type: str = "none"  # none | bearer | header | query
+    name: str = ""
+    secret: str = ""
+
+
+@dataclass
+class UpstreamRequest:
+    method: str
+    url: str
+    query: dict = field(default_factory=dict)
+    json_body: Any = None
+    has_body: bool = False
+    auth: UpstreamAuth = field(default_factory=UpstreamAuth)
+    timeout_seconds: float = 30
+    allow_private_network: bool = False
+
+
+@dataclass
+class UpstreamResponse:
+    status: int
+    content_type: str
+    content: bytes
+    elapsed_ms: float
+
+
+class DeadlineRetry(Retry):
+    """A Retry that gives up instead of sleeping past the current call's deadline."""
+
+    def increment(self, method=None, url=None, response=None, error=None, **kwargs):
+        retry = super().increment(method, url, response=response, error=error, **kwargs)
+        deadline = _deadline.get(None)
+        if deadline is not None:
+            pause = (retry.get_retry_after(response) if response is not None else None) or (
+                retry.get_backoff_time()
+            )
+            if time.monotonic() + pause >= deadline:
+                raise MaxRetryError(kwargs.get("_pool"), url, error)
+        return retry
+
+
+def _peer_is_public(sock) -> bool:
+    address = ipaddress.ip_address(sock.getpeername()[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+class NonPublicAddressError(ConnectionRefusedError):
+    pass
+
+
+class _PublicOnly:
+    def connect(self):
+        super().connect()
+        if not _peer_is_public(self.sock):
+            peer = self.sock.getpeername()[0]
+            self.close()
+            raise NonPublicAddressError(f"refused to connect to the non-public address {peer}")
+
+
+class PublicHTTPConnection(_PublicOnly, HTTPConnection):
+    pass
+
+
+class PublicHTTPSConnection(_PublicOnly, HTTPSConnection):
+    pass
+
+
+class PublicHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = PublicHTTPConnection
+
+
+class PublicHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = PublicHTTPSConnection
+
+
+class PublicOnlyAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": PublicHTTPConnectionPool,
+            "https": PublicHTTPSConnectionPool,
+        }
+
+
+def _new_session(*, public_only: bool) -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # no proxies or .netrc credentials from the environment
+    # The session is shared by every caller of a provider: it must never keep cookies.
+    session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+    retry = DeadlineRetry(
+        total=2,
+        connect=2,
+        read=0,
+        status=2,
+        other=0,
+        redirect=0,
+        allowed_methods=IDEMPOTENT_METHODS,
+        status_forcelist=RETRY_STATUSES,
+        backoff_factor=0.05,
+        respect_retry_after_header=True,
+        raise_on_status=False,
+        raise_on_redirect=False,
+    )
+    adapter_class = PublicOnlyAdapter if public_only else HTTPAdapter
+    adapter = adapter_class(
+        max_retries=retry,
+        pool_connections=4,
+        pool_maxsize=settings.UPSTREAM_POOL_SIZE,
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
+_sessions: dict[tuple[str, bool], requests.Session] = {}
+_sessions_lock = threading.Lock()
+
+
+def _session_for(origin: str, *, public_only: bool) -> requests.Session:
+    key = (origin, public_only)
+    session = _sessions.get(key)
+    if session is None:
+        with _sessions_lock:
+            session = _sessions.setdefault(key, _new_session(public_only=public_only))
+    return session
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+def check_caller_path(path: str) -> None:
+    """Refuse a caller-supplied path that could leave the provider's base path."""
+    decoded = unquote(path)
+    for candidate in (path, decoded):
+        if any(part in candidate for part in FORBIDDEN_PATH_PARTS) or any(
+            ord(character) < 0x20 or ord(character) == 0x7F for character in candidate
+        ):
+            raise InvalidRequest(
+                f"path {path!r} is not allowed: it may not contain '..', '//', '\\', '@', "
+                "a scheme or control characters"
+            )
+    if not path.startswith("/"):
+        raise InvalidRequest(f"path {path!r} must start with '/'")
+
+
+def encode_path_param(name: str, value) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InvalidRequest(f"pathParams.{name} must be a string or a number")
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise InvalidRequest(f"pathParams.{name} may not be {text!r}")
+    check_caller_path("/" + text.replace("/", "%2F"))
+    return quote(text, safe="")
+
+
+def build_url(base_url: str, path: str) -> str:
+    """The provider URL for an already-encoded path; it must stay on the base URL's origin."""
+    url = base_url.rstrip("/") + path
+    if _origin(url) != _origin(base_url) or not urlsplit(url).path.startswith(
+        urlsplit(base_url).path.rstrip("/")
+    ):
+        raise InvalidRequest(f"path {path!r} leaves the provider's address")
+    return url
+
+
+def _with_credentials(request: UpstreamRequest) -> tuple[dict, dict]:
+    headers: dict[str, str] = {"Accept": "application/json, */*;q=0.5"}
+    params = dict(request.query)
+    auth = request.auth
+    if auth.type == "bearer" and auth.secret:
+        headers["Authorization"] = f"Bearer {auth.secret}"
+    elif auth.type == "header" and auth.secret:
+        headers[auth.name] = auth.secret
+    elif auth.type == "query" and auth.secret:
+        params[auth.name] = auth.secret
+    return headers, params
+
+
+def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
+    """Call the provider once (plus safe retries). Raises UpstreamFailure when unusable."""
+    headers, params = _with_credentials(request)
+    scheme, host, port = _origin(request.url)
+    origin = f"{scheme}://{host}:{port or ''}"
+    session = _session_for(origin, public_only=not request.allow_private_network)
+    timeout = min(request.timeout_seconds, settings.UPSTREAM_TIMEOUT_CAP_SECONDS)
+    limit = settings.UPSTREAM_MAX_RESPONSE_BYTES
+    token = _deadline.set(time.monotonic() + timeout)
+    started = time.perf_counter()
+    try:
+        response = session.request(
+            request.method,
+            request.url,
+            params=params,
+            json=request.json_body if request.has_body else None,
+            headers=headers,
+            timeout=(min(timeout, settings.UPSTREAM_CONNECT_TIMEOUT_SECONDS), timeout),
+            allow_redirects=False,
+            stream=True,
+        )
+        try:
+            content = _read_capped(response, limit)
+        finally:
+            response.close()
+    except requests.RequestException as error:
+        if _timed_out(error):
+            raise UpstreamFailure(
+                f"The provider did not answer within {timeout:g} seconds", timeout=True
+            ) from None
+        raise UpstreamFailure(f"Could not reach the provider: {_reason(error)}") from None
+    finally:
+        _deadline.reset(token)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if 300 <= response.status_code < 400:
+        raise UpstreamFailure(
+            f"The provider redirected to {response.headers.get('Location', 'elsewhere')!r}; "
+            "redirects are not followed"
+        )
+    return UpstreamResponse(
+        status=response.status_code,
+        content_type=response.headers.get("Content-Type", ""),
+        content=content,
+        elapsed_ms=elapsed_ms,
+    )
+
+
+def _read_capped(response: requests.Response, limit: int) -> bytes:
+    declared = response.headers.get("Content-Length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise UpstreamFailure(f"The provider's response exceeds the limit of {limit} bytes")
+    chunks, size = [], 0
+    for chunk in response.iter_content(chunk_size=65536):
+        size += len(chunk)
+        if size > limit:
+            raise UpstreamFailure(f"The provider's response exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _causes(error: BaseException):
+    """The exception and everything it wraps (urllib3 nests causes in args and .reason)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        inner = getattr(error, "reason", None)
+        if not isinstance(inner, BaseException):
+            inner = next((arg for arg in error.args if isinstance(arg, BaseException)), None)
+        error = inner or error.__cause__ or error.__context__
+
+
+def _timed_out(error: Exception) -> bool:
+    # urllib3 wraps a read timeout in MaxRetryError, which requests reports as ConnectionError.
+    for cause in _causes(error):
+        if isinstance(cause, NewConnectionError):
+            return False
+        if isinstance(cause, ReadTimeoutError | ConnectTimeoutError | TimeoutError):
+            return True
+    return False
+
+
+def _reason(error: Exception) -> str:
+    causes = list(_causes(error))
+    for cause in causes:
+        if isinstance(cause, NonPublicAddressError):
+            return str(cause)
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset by the provider"
+        if isinstance(cause, NameResolutionError):
+            return "the provider's host name does not resolve"
+    return str(causes[-1])
