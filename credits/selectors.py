@@ -1,8 +1,9 @@
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum, TextField, Value
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
@@ -21,8 +22,117 @@ def usage_window_totals(*, events: QuerySet) -> tuple[int, int]:
     return totals["total"], totals["spent"]
 
 
+def usage_window_start(*, days: int, now: datetime | None = None) -> datetime:
+    """Midnight (current time zone) of the first of ``days`` calendar days ending today.
+
+    The dashboard counts whole days, unlike the rolling ``days`` of the usage API, so that the
+    daily bars of a window add up to its totals.
+    """
+    today = timezone.localdate(now or timezone.now())
+    first_day = today - timedelta(days=days - 1)
+    return datetime.combine(first_day, time.min, tzinfo=timezone.get_current_timezone())
+
+
+def usage_events_for_account(
+    *, account: Account, since: datetime, api_slug: str = "", status: str = ""
+) -> QuerySet:
+    events = UsageEvent.objects.filter(account=account, created_at__gte=since)
+    if api_slug:
+        events = events.filter(api_slug=api_slug)
+    if status:
+        events = events.filter(status=status)
+    return events.order_by("-created_at", "-id")
+
+
+def usage_api_slugs(*, account: Account) -> list[str]:
+    """The APIs an account has ever called, alphabetically (for filter choices)."""
+    return list(
+        UsageEvent.objects.filter(account=account)
+        .order_by("api_slug")
+        .values_list("api_slug", flat=True)
+        .distinct()
+    )
+
+
+@dataclass(frozen=True)
+class DailyUsage:
+    day: date
+    calls: int
+    spent_micros: int
+
+
+def usage_daily_totals(
+    *, events: QuerySet, days: int, now: datetime | None = None
+) -> list[DailyUsage]:
+    """Calls and spend per calendar day for the ``days`` days ending today, oldest first.
+
+    One grouped query; a day without calls is a zero, so every day of the window has a row.
+    Days are those of the current time zone (UTC unless settings say otherwise).
+    """
+    now = now or timezone.now()
+    since = usage_window_start(days=days, now=now)
+    rows = (
+        events.filter(created_at__gte=since)
+        .annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
+        .values("day")
+        .annotate(calls=Count("id"), spent=Coalesce(Sum("cost_micros"), 0))
+        .order_by("day")
+    )
+    by_day = {row["day"]: row for row in rows}
+    first_day = since.date()
+    window = [first_day + timedelta(days=offset) for offset in range(days)]
+    return [
+        DailyUsage(
+            day=day,
+            calls=by_day[day]["calls"] if day in by_day else 0,
+            spent_micros=by_day[day]["spent"] if day in by_day else 0,
+        )
+        for day in window
+    ]
+
+
 def ledger_entries_for_account(*, account: Account) -> QuerySet:
     return LedgerEntry.objects.filter(account=account).order_by("-created_at", "-id")
+
+
+def holds_pending_for_account(*, account: Account) -> QuerySet:
+    return Hold.objects.filter(account=account, status=Hold.Status.PENDING).order_by(
+        "-created_at", "-id"
+    )
+
+
+@dataclass(frozen=True)
+class ApiRevenue:
+    api: str
+    calls: int
+    revenue_micros: int
+
+
+def revenue_by_api(*, account: Account) -> list[ApiRevenue]:
+    """Net revenue an account earned per API (the ``api`` of each leg's metadata), highest first.
+
+    Revenue legs count positive; refunds reversing them are the account's negative ``refund``
+    legs (a caller's refund is positive) and count against the same API. ``calls`` counts the
+    charged calls that paid revenue. Legs without an ``api`` are grouped under "".
+    """
+    earned = Q(type=LedgerEntry.Type.REVENUE)
+    reversed_revenue = Q(type=LedgerEntry.Type.REFUND, amount_micros__lt=0)
+    rows = (
+        LedgerEntry.objects.filter(Q(account=account) & (earned | reversed_revenue))
+        .annotate(
+            api=Coalesce(KeyTextTransform("api", "metadata"), Value(""), output_field=TextField())
+        )
+        .values("api")
+        .annotate(
+            calls=Count("id", filter=earned),
+            revenue=Sum("amount_micros"),
+        )
+        .order_by("-revenue", "api")
+    )
+    return [
+        ApiRevenue(api=row["api"], calls=row["calls"], revenue_micros=row["revenue"])
+        for row in rows
+    ]
 
 
 def account_has_overdue_holds(*, account: Account, now: datetime | None = None) -> bool:

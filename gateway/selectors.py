@@ -83,3 +83,30 @@ def api_keys_for_organization(*, organization: Organization):
 def organization_role(*, organization: Organization, user: User) -> str | None:
     membership = Membership.objects.filter(organization=organization, user=user).first()
     return membership.role if membership else None
+
+
+def memberships_for_user(*, user: User) -> list[Membership]:
+    """The organizations a person belongs to, with their role, by organization name."""
+    return list(
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .order_by("organization__name", "organization__slug")
+    )
+
+
+def organization_members(*, organization: Organization) -> list[Membership]:
+    """Owners first, then members, each by email."""
+    return list(
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("-role", "user__email")  # "owner" sorts after "member"
+    )
+
+
+def organization_role_may_manage_keys(*, role: str | None) -> bool:
+    """Owners create and revoke an organization's keys; members see them.
+
+    An organization key spends the shared balance and its secret cannot be shown again, so
+    handing one out, or cutting off every integration that uses one, is the owners' decision.
+    """
+    return role == Membership.Role.OWNER

@@ -26,6 +26,11 @@ def user_get_or_create(*, email: str) -> tuple[User, bool]:
         return User.objects.get(email=email), False
 
 
+def user_create(*, email: str, password: str) -> User:
+    """A person signing up: the address is stored lower-case, so sign-in ignores case."""
+    return User.objects.create_user(email=email, password=password)
+
+
 def organization_create(*, name: str, slug: str, owner: User) -> Organization:
     with transaction.atomic():
         organization = Organization.objects.create(name=name, slug=slug)

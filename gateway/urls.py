@@ -25,5 +25,7 @@ urlpatterns = [
     ),
     path("healthz", HealthzApi.as_view(), name="healthz"),
     path("admin/", admin.site.urls),
+    path("", include("dashboard.urls")),
+    # Last: every other /v1 path answers 404 in the API's error envelope.
     re_path(r"^v1(/.*)?$", UnknownRouteApi.as_view()),
 ]

@@ -1,0 +1,85 @@
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm, BaseUserCreationForm
+
+from credits.models import UsageEvent
+from gateway.models import ApiKey, User
+
+USAGE_WINDOWS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
+DEFAULT_USAGE_WINDOW = 30
+
+
+class SignUpForm(BaseUserCreationForm):
+    """Email and password (twice), checked by the configured password validators."""
+
+    class Meta:
+        model = User
+        fields = ("email",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["email"].widget.attrs["autocomplete"] = "email"
+
+    def clean_email(self):
+        email = User.objects.normalize_email(self.cleaned_data["email"]).lower()
+        if User.objects.filter(email__iexact=email).exists():
+            raise forms.ValidationError(
+                "An account with this email address already exists. Sign in, or reset your "
+                "password if you forgot it.",
+                code="duplicate_email",
+            )
+        return email
+
+    def validate_unique(self):
+        # clean_email already refused the address case-insensitively, with a clearer message.
+        pass
+
+
+class EmailAuthenticationForm(AuthenticationForm):
+    """Sign-in by email address, whatever its case (addresses are stored lower-case)."""
+
+    def clean_username(self):
+        return User.objects.normalize_email(self.cleaned_data["username"]).lower()
+
+
+class ApiKeyCreateForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        help_text="What the key is for, such as the app or the machine that uses it.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    mode = forms.ChoiceField(
+        choices=ApiKey.Mode.choices,
+        initial=ApiKey.Mode.LIVE,
+        widget=forms.RadioSelect,
+        help_text="Live keys call providers and are charged; test keys call the free sandbox.",
+    )
+
+
+class UsageFilterForm(forms.Form):
+    """The usage page's GET filters; an invalid value falls back to its default."""
+
+    days = forms.TypedChoiceField(
+        label="Window",
+        choices=USAGE_WINDOWS,
+        coerce=int,
+        required=False,
+        empty_value=DEFAULT_USAGE_WINDOW,
+    )
+    api = forms.ChoiceField(label="API", required=False)
+    status = forms.ChoiceField(
+        label="Status",
+        choices=[("", "Any status"), *UsageEvent.Status.choices],
+        required=False,
+    )
+
+    def __init__(self, *args, api_slugs: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["api"].choices = [("", "Any API"), *((slug, slug) for slug in api_slugs)]
+
+    def filters(self) -> dict:
+        self.is_valid()
+        return {
+            "days": self.cleaned_data.get("days", DEFAULT_USAGE_WINDOW),
+            "api": self.cleaned_data.get("api", ""),
+            "status": self.cleaned_data.get("status", ""),
+        }

@@ -1,0 +1,71 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
+
+from dashboard import views
+from dashboard.forms import EmailAuthenticationForm
+
+app_name = "dashboard"
+
+auth_patterns = [
+    path(
+        "login",
+        auth_views.LoginView.as_view(
+            authentication_form=EmailAuthenticationForm, redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "password/change",
+        auth_views.PasswordChangeView.as_view(
+            success_url=reverse_lazy("dashboard:password-change-done")
+        ),
+        name="password-change",
+    ),
+    path(
+        "password/change/done",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password-change-done",
+    ),
+    path(
+        "password/reset",
+        auth_views.PasswordResetView.as_view(
+            success_url=reverse_lazy("dashboard:password-reset-done"),
+            subject_template_name="registration/password_reset_subject.txt",
+            email_template_name="registration/password_reset_email.txt",
+        ),
+        name="password-reset",
+    ),
+    path(
+        "password/reset/sent",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password-reset-done",
+    ),
+    path(
+        "password/reset/<uidb64>/<token>",
+        auth_views.PasswordResetConfirmView.as_view(
+            success_url=reverse_lazy("dashboard:password-reset-complete")
+        ),
+        name="password-reset-confirm",
+    ),
+    path(
+        "password/reset/complete",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password-reset-complete",
+    ),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("signup", views.signup, name="signup"),
+    *auth_patterns,
+    path("keys", views.keys, name="keys"),
+    path("keys/new", views.key_create, name="key-create"),
+    path("keys/created", views.key_created, name="key-created"),
+    path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
+    path("balance", views.balance, name="balance"),
+    path("usage", views.usage, name="usage"),
+    path("transactions", views.transactions, name="transactions"),
+    path("orgs", views.organizations, name="organizations"),
+    path("orgs/<slug:slug>", views.organization, name="organization"),
+]

@@ -1,0 +1,391 @@
+"""Pages for people. Every page acts for one account: the person's own, or, with
+``?account=org:<slug>``, one of the organizations they belong to (see ``AccountContext``)."""
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import IntegrityError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from credits.models import Account
+from credits.selectors import (
+    account_has_overdue_holds,
+    holds_pending_for_account,
+    ledger_entries_for_account,
+    revenue_by_api,
+    usage_api_slugs,
+    usage_daily_totals,
+    usage_events_for_account,
+    usage_window_start,
+    usage_window_totals,
+)
+from credits.services import account_for_organization, account_for_user, holds_expire
+from dashboard.charts import spend_chart
+from dashboard.forms import ApiKeyCreateForm, SignUpForm, UsageFilterForm
+from gateway.models import ApiKey, Membership, Organization, User
+from gateway.selectors import (
+    api_keys_for_organization,
+    api_keys_for_user,
+    memberships_for_user,
+    organization_members,
+    organization_role_may_manage_keys,
+)
+from gateway.services import api_key_create, api_key_revoke, user_create
+
+PAGE_SIZE = 25
+RECENT_ROWS = 10
+OVERVIEW_DAYS = 7
+# The secret of a key just created waits here for the one page that shows it, which pops it.
+NEW_KEY_SESSION_KEY = "dashboard:new_api_key"
+
+
+@dataclass(frozen=True)
+class AccountContext:
+    """Whose keys and money a page shows: the signed-in person's, or one of their organizations'.
+
+    It travels in the URL (``?account=org:<slug>``; nothing or ``personal`` for one's own), so
+    a link or a bookmark always shows the same account and two tabs cannot act for each other.
+    """
+
+    user: User
+    membership: Membership | None = None
+
+    @property
+    def organization(self) -> Organization | None:
+        return self.membership.organization if self.membership else None
+
+    @property
+    def is_organization(self) -> bool:
+        return self.membership is not None
+
+    @property
+    def param(self) -> str:
+        return f"org:{self.organization.slug}" if self.membership else "personal"
+
+    @property
+    def query(self) -> str:
+        """The query string that keeps this context on a link ("" for one's own account)."""
+        return f"?account={self.param}" if self.membership else ""
+
+    @property
+    def label(self) -> str:
+        return self.organization.name if self.membership else "Personal"
+
+    @property
+    def may_manage_keys(self) -> bool:
+        if self.membership is None:
+            return True
+        return organization_role_may_manage_keys(role=self.membership.role)
+
+
+def user_memberships(request: HttpRequest) -> list[Membership]:
+    """The signed-in person's memberships, read once per request (the navigation needs them too)."""
+    if not hasattr(request, "_dashboard_memberships"):
+        request._dashboard_memberships = memberships_for_user(user=request.user)
+    return request._dashboard_memberships
+
+
+def _membership_for_user(request: HttpRequest, slug: str) -> Membership:
+    for membership in user_memberships(request):
+        if membership.organization.slug == slug:
+            return membership
+    # Someone else's organization looks exactly like one that does not exist.
+    raise Http404("No such organization")
+
+
+def _get_account_context_for_user(request: HttpRequest) -> AccountContext:
+    value = request.GET.get("account", "").strip()
+    if value in ("", "personal"):
+        return AccountContext(user=request.user)
+    kind, _, slug = value.partition(":")
+    if kind != "org" or not slug:
+        raise Http404("No such account")
+    return AccountContext(user=request.user, membership=_membership_for_user(request, slug))
+
+
+def _get_api_key_for_user(request: HttpRequest, key_id: int) -> tuple[ApiKey, AccountContext]:
+    api_key = ApiKey.objects.select_related("organization").filter(pk=key_id).first()
+    if api_key is not None and api_key.user_id == request.user.pk:
+        return api_key, AccountContext(user=request.user)
+    if api_key is not None and api_key.organization_id:
+        membership = _membership_for_user(request, api_key.organization.slug)
+        return api_key, AccountContext(user=request.user, membership=membership)
+    raise Http404("No such key")
+
+
+def _account_for_context(context: AccountContext) -> Account:
+    if context.is_organization:
+        account = account_for_organization(organization=context.organization)
+    else:
+        account = account_for_user(user=context.user)
+    # Like the balance API, a read sweeps the account's overdue holds so they stop counting.
+    if account_has_overdue_holds(account=account):
+        holds_expire(account=account)
+        account.refresh_from_db()
+    return account
+
+
+def _require_key_management(context: AccountContext) -> None:
+    if not context.may_manage_keys:
+        raise PermissionDenied(
+            f"Only owners of {context.organization.name} can create or revoke its keys. "
+            "Ask an owner, or use a personal key."
+        )
+
+
+def _keys_url(context: AccountContext) -> str:
+    return reverse("dashboard:keys") + context.query
+
+
+def _page(request: HttpRequest, items):
+    return Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+# --- Home and sign-up ----------------------------------------------------------------------
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return render(request, "dashboard/landing.html")
+    context = _get_account_context_for_user(request)
+    account = _account_for_context(context)
+    events = usage_events_for_account(account=account, since=usage_window_start(days=OVERVIEW_DAYS))
+    calls, spent = usage_window_totals(events=events)
+    keys = _keys_of(context)
+    return render(
+        request,
+        "dashboard/home.html",
+        {
+            "section": "home",
+            "account_context": context,
+            "account": account,
+            "active_keys": sum(1 for key in keys if not key.is_revoked),
+            "days": OVERVIEW_DAYS,
+            "calls": calls,
+            "spent_micros": spent,
+            "chart": spend_chart(usage_daily_totals(events=events, days=OVERVIEW_DAYS)),
+            "recent_events": events[:5],
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("dashboard:home")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = user_create(
+                email=form.cleaned_data["email"], password=form.cleaned_data["password1"]
+            )
+        except IntegrityError:  # the same address signed up a moment ago
+            form.add_error("email", "An account with this email address already exists.")
+        else:
+            login(request, user)
+            messages.success(request, "Welcome! Your account is ready: create a key to start.")
+            return redirect("dashboard:home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+# --- Keys ----------------------------------------------------------------------------------
+
+
+def _keys_of(context: AccountContext) -> list[ApiKey]:
+    if context.is_organization:
+        return list(api_keys_for_organization(organization=context.organization))
+    return list(api_keys_for_user(user=context.user))
+
+
+@login_required
+def keys(request: HttpRequest) -> HttpResponse:
+    context = _get_account_context_for_user(request)
+    # A secret whose page was never shown (the redirect was not followed) must not linger in
+    # the session store: from here it can no longer be displayed anyway.
+    request.session.pop(NEW_KEY_SESSION_KEY, None)
+    return render(
+        request,
+        "dashboard/keys.html",
+        {"section": "keys", "account_context": context, "keys": _keys_of(context)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_create(request: HttpRequest) -> HttpResponse:
+    context = _get_account_context_for_user(request)
+    _require_key_management(context)
+    form = ApiKeyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        owner = (
+            {"organization": context.organization}
+            if context.is_organization
+            else {"user": request.user}
+        )
+        api_key, secret = api_key_create(
+            mode=form.cleaned_data["mode"], name=form.cleaned_data["name"], **owner
+        )
+        request.session[NEW_KEY_SESSION_KEY] = {"id": api_key.pk, "secret": secret}
+        return redirect(reverse("dashboard:key-created") + context.query)
+    return render(
+        request,
+        "dashboard/key_create.html",
+        {"section": "keys", "account_context": context, "form": form},
+    )
+
+
+@login_required
+@never_cache
+def key_created(request: HttpRequest) -> HttpResponse:
+    """Shows a new key's secret once: it is popped from the session, so a reload shows nothing."""
+    pending = request.session.pop(NEW_KEY_SESSION_KEY, None)
+    if pending is None:
+        messages.info(
+            request,
+            "A key's secret is shown only once, right after it is created. If you did not copy "
+            "it, revoke that key and create a new one.",
+        )
+        return redirect(_keys_url(_get_account_context_for_user(request)))
+    api_key, context = _get_api_key_for_user(request, pending["id"])
+    return render(
+        request,
+        "dashboard/key_created.html",
+        {
+            "section": "keys",
+            "account_context": context,
+            "api_key": api_key,
+            "secret": pending["secret"],
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    api_key, context = _get_api_key_for_user(request, key_id)
+    _require_key_management(context)
+    if request.method == "POST":
+        if not api_key.is_revoked:
+            api_key_revoke(api_key=api_key)
+            messages.success(
+                request,
+                f"The key “{api_key.name or api_key.masked}” is revoked: "
+                "calls made with it are refused from now on.",
+            )
+        return redirect(_keys_url(context))
+    return render(
+        request,
+        "dashboard/key_revoke.html",
+        {"section": "keys", "account_context": context, "api_key": api_key},
+    )
+
+
+# --- Money ---------------------------------------------------------------------------------
+
+
+@login_required
+def balance(request: HttpRequest) -> HttpResponse:
+    context = _get_account_context_for_user(request)
+    account = _account_for_context(context)
+    return render(
+        request,
+        "dashboard/balance.html",
+        {
+            "section": "balance",
+            "account_context": context,
+            "account": account,
+            "holds": list(holds_pending_for_account(account=account)[:RECENT_ROWS]),
+            "entries": list(ledger_entries_for_account(account=account)[:RECENT_ROWS]),
+        },
+    )
+
+
+@login_required
+def usage(request: HttpRequest) -> HttpResponse:
+    context = _get_account_context_for_user(request)
+    account = _account_for_context(context)
+    data = request.GET.copy()
+    data.setdefault("days", str(UsageFilterForm.base_fields["days"].empty_value))
+    form = UsageFilterForm(data, api_slugs=usage_api_slugs(account=account))
+    filters = form.filters()
+    events = usage_events_for_account(
+        account=account,
+        since=usage_window_start(days=filters["days"]),
+        api_slug=filters["api"],
+        status=filters["status"],
+    )
+    calls, spent = usage_window_totals(events=events)
+    return render(
+        request,
+        "dashboard/usage.html",
+        {
+            "section": "usage",
+            "account_context": context,
+            "form": form,
+            "filters": filters,
+            "is_filtered": bool(filters["api"] or filters["status"]),
+            "calls": calls,
+            "spent_micros": spent,
+            "chart": spend_chart(usage_daily_totals(events=events, days=filters["days"])),
+            "page_obj": _page(request, events),
+        },
+    )
+
+
+@login_required
+def transactions(request: HttpRequest) -> HttpResponse:
+    context = _get_account_context_for_user(request)
+    account = _account_for_context(context)
+    return render(
+        request,
+        "dashboard/transactions.html",
+        {
+            "section": "transactions",
+            "account_context": context,
+            "page_obj": _page(request, ledger_entries_for_account(account=account)),
+        },
+    )
+
+
+# --- Organizations -------------------------------------------------------------------------
+
+
+@login_required
+def organizations(request: HttpRequest) -> HttpResponse:
+    memberships = user_memberships(request)
+    if len(memberships) == 1:
+        return redirect("dashboard:organization", slug=memberships[0].organization.slug)
+    return render(
+        request,
+        "dashboard/organizations.html",
+        {"section": "organization", "memberships": memberships},
+    )
+
+
+@login_required
+def organization(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership_for_user(request, slug)
+    context = AccountContext(user=request.user, membership=membership)
+    account = _account_for_context(context)
+    revenue = revenue_by_api(account=account)
+    return render(
+        request,
+        "dashboard/organization.html",
+        {
+            "section": "organization",
+            "account_context": context,
+            "organization": membership.organization,
+            "members": organization_members(organization=membership.organization),
+            "account": account,
+            "revenue": revenue,
+            "revenue_total_micros": sum(row.revenue_micros for row in revenue),
+        },
+    )
