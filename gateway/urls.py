@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from gateway.apis import HealthzApi, UnknownRouteApi, WhoAmIApi
@@ -8,6 +8,7 @@ PUBLIC = {"authentication_classes": [], "permission_classes": [], "throttle_clas
 
 api_v1 = [
     path("v1/whoami", WhoAmIApi.as_view(), name="whoami"),
+    path("", include("catalog.urls")),
 ]
 
 urlpatterns = [
