@@ -52,8 +52,8 @@ def _run() -> None:
 
     from catalog.models import Endpoint, ProviderApi
     from catalog.services import openapi_import
-    from gateway.services import api_key_create, user_get_or_create
     from gateway.money import usd_to_micros
+    from gateway.services import api_key_create, user_get_or_create
 
     call_command("migrate", verbosity=0)
     files = sum(1 for p in Path(CORPUS_DIR).rglob("*") if p.suffix in (".json", ".yaml", ".yml"))

@@ -259,6 +259,32 @@ def openapi_import(
     return summary
 
 
+def openapi_content_import(
+    *,
+    content: bytes,
+    name: str,
+    slug: str = "",
+    default_price_micros: int,
+    verify: bool = False,
+) -> ImportSummary:
+    """Import one uploaded document (the admin's import page)."""
+    summary = ImportSummary()
+    source = f"upload:{name}"
+    try:
+        report = openapi_document_import(
+            document=document_load(content),
+            source=source,
+            slug=slug,
+            default_price_micros=default_price_micros,
+            verify=verify,
+        )
+    except DocumentError as error:
+        summary.errors.append((name, str(error)))
+    else:
+        summary.documents.append(report)
+    return summary
+
+
 def openapi_document_import(
     *,
     document: dict,

@@ -7,7 +7,6 @@ wallet's key from PRIVATE_KEY and call settings.X402_URL.
 """
 
 import json
-import pprint
 import re
 import shlex
 from typing import Any
@@ -166,7 +165,7 @@ def _run_api(endpoint, path_values) -> str:
         "\n"
         "import requests\n"
         "\n"
-        f'base_url = os.environ.get("GATEWAY_BASE_URL", {settings.GATEWAY_BASE_URL!r})\n'
+        f'base_url = os.environ.get("GATEWAY_BASE_URL", {json.dumps(settings.GATEWAY_BASE_URL)})\n'
         "response = requests.post(\n"
         '    f"{base_url}/v1/run",\n'
         '    headers={"Authorization": f"Bearer {os.environ[\'GATEWAY_API_KEY\']}"},\n'
@@ -222,7 +221,7 @@ def _x402_fetch(endpoint, path_values) -> str:
 
 def _x402_python(endpoint, path_values) -> str:
     url, query, body = _rail_call(endpoint, path_values)
-    arguments = [f"    {endpoint.method!r},", f"    {url!r},"]
+    arguments = [f"    {json.dumps(endpoint.method)},", f"    {json.dumps(url)},"]
     if query:
         arguments.append(f"    params={_indent(_python_literal(query), 4)},")
     if body is not None:
@@ -255,8 +254,28 @@ def _indented_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _python_literal(value: Any) -> str:
-    return pprint.pformat(value, indent=1, width=88, sort_dicts=False)
+def _python_literal(value: Any, indent: int = 0) -> str:
+    """A Python expression for JSON data, laid out like the JSON (JSON strings are valid Python)."""
+    inner = " " * (indent + 4)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: "
+            f"{_python_literal(item, indent + 4)},"
+            for key, item in value.items()
+        ]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        items = [f"{inner}{_python_literal(item, indent + 4)}," for item in value]
+        return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def _indent(text: str, spaces: int) -> str:

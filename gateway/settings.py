@@ -201,6 +201,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVERS": [{"url": GATEWAY_BASE_URL}],
+    "ENUM_NAME_OVERRIDES": {
+        "HttpMethodEnum": "catalog.models.Endpoint.Method",
+        "SnippetFormatEnum": "catalog.snippets.ALL_FORMATS",
+    },
 }
 
 # --- Catalog --------------------------------------------------------------------------------

@@ -33,3 +33,25 @@ def make_persona(
 
 def api_key_row(secret: str) -> ApiKey:
     return ApiKey.objects.get(key_hash=hash_api_key_secret(secret))
+
+
+def make_provider_api(slug: str = "acme-search", **fields):
+    from catalog.models import ProviderApi
+
+    defaults = {
+        "name": slug.replace("-", " ").title(),
+        "description": f"The {slug} API",
+        "base_url": f"https://{slug}.example",
+    }
+    return ProviderApi.objects.create(slug=slug, **{**defaults, **fields})
+
+
+def make_endpoint(api, path: str = "/v1/search", method: str = "GET", **fields):
+    from catalog.models import Endpoint
+
+    defaults = {
+        "summary": f"{method} {path}",
+        "price_kind": Endpoint.PriceKind.FIXED,
+        "price_micros": 10_000,
+    }
+    return Endpoint.objects.create(api=api, method=method, path=path, **{**defaults, **fields})
