@@ -46,12 +46,11 @@ def _run() -> None:
 
     django.setup()
     from django.conf import settings
-    from django.core.cache import cache
     from django.core.management import call_command
     from django.test import Client
 
     from catalog.models import Endpoint, ProviderApi
-    from catalog.services import openapi_import
+    from catalog.services import catalog_version_bump, openapi_import
     from gateway.money import usd_to_micros
     from gateway.services import api_key_create, user_get_or_create
 
@@ -91,7 +90,7 @@ def _run() -> None:
     url = "/v1/list-endpoints?limit=500"
     uncached = []
     for _ in range(5):
-        cache.clear()
+        catalog_version_bump()  # what any catalog edit does: the cached page is stale
         uncached.append(timed(url)[0])
     warm = []
     size = 0
@@ -102,7 +101,10 @@ def _run() -> None:
     print(
         f"  cached ({REQUESTS} requests): p50 {_pct(warm, 50):.1f} ms  p95 {_pct(warm, 95):.1f} ms"
     )
-    print(f"  uncached (5 requests, cache cleared): p50 {statistics.median(uncached):.0f} ms")
+    print(
+        f"  uncached (5 requests after a catalog change): p50 {statistics.median(uncached):.0f} ms"
+    )
+    print(f"  cache: {settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
 
 
 def _pct(values: list[float], percent: int) -> float:
