@@ -36,7 +36,7 @@ class EndpointInline(admin.TabularInline):
 
     model = Endpoint
     fk_name = "api"
-    fields = ["method", "path", "price", "verified", "enabled", "is_payable"]
+    fields = ["http_method", "path", "price", "verified", "enabled", "is_payable"]
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -55,9 +55,13 @@ class EndpointInline(admin.TabularInline):
         ids = list(first.values_list("pk", flat=True)[:INLINE_ENDPOINTS])
         return queryset.filter(pk__in=ids).order_by("path", "method")
 
+    @admin.display(description="method")
+    def http_method(self, endpoint):
+        return endpoint.method
+
     @admin.display(description="price")
     def price(self, endpoint):
-        return prices.endpoint_price_detail(endpoint)
+        return _price_short(endpoint)
 
 
 @admin.register(ProviderApi)
@@ -224,7 +228,7 @@ class EndpointAdmin(admin.ModelAdmin):
     formfield_overrides = URL_FIELDS_ASSUME_HTTPS
     list_display = [
         "path",
-        "method",
+        "http_method",
         "api",
         "price",
         "verified",
@@ -314,9 +318,13 @@ class EndpointAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    @admin.display(description="method", ordering="method")
+    def http_method(self, endpoint):
+        return endpoint.method
+
     @admin.display(description="price", ordering="price_micros")
     def price(self, endpoint):
-        return prices.endpoint_price_detail(endpoint)
+        return _price_short(endpoint)
 
     def save_model(self, request, obj, form, change):
         endpoint_save(endpoint=obj, changed_fields=form.changed_data)
@@ -340,6 +348,16 @@ class EndpointAdmin(admin.ModelAdmin):
     def disable(self, request, queryset):
         count = endpoints_set_enabled(endpoint_ids=_ids(queryset), enabled=False)
         self.message_user(request, f"{count} endpoints disabled.", messages.SUCCESS)
+
+
+def _price_short(endpoint) -> str:
+    """ "$0.01 / call", "$0.0025 / result", "free" or "dynamic"; the full rule is on the page."""
+    if endpoint.price_kind == Endpoint.PriceKind.FREE:
+        return "free"
+    label = prices.endpoint_price_label(endpoint)
+    if label == "dynamic":
+        return label
+    return f"{label} / {prices.price_unit(kind=endpoint.price_kind)}"
 
 
 def _ids(queryset) -> list[int]:

@@ -10,7 +10,11 @@ from gateway.money import micros_to_decimal_usd, usd_to_micros
 
 def _url_field(help_text: str = "") -> forms.URLField:
     return forms.URLField(
-        required=False, max_length=500, assume_scheme="https", help_text=help_text
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text=help_text,
+        widget=forms.URLInput(attrs={"class": "vURLField"}),
     )
 
 

@@ -207,8 +207,9 @@ def document_parse(document: dict, *, source_url: str = "") -> ParsedApi:
     api = ParsedApi(title=_text(info.get("title")))
     refs = _Refs(document, api.warnings)
     _read_api_extension(api, document, info)
-    api.base_url = _swagger_base_url(document, source_url) if is_swagger else ""
-    if not is_swagger:
+    if is_swagger:
+        api.base_url = _swagger_base_url(document, source_url)
+    else:
         api.base_url = _servers_base_url(document.get("servers"), source_url)
     if not api.base_url:
         api.warnings.append("no base URL (host or servers); set it in the admin before use")

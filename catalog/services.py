@@ -315,16 +315,16 @@ def openapi_document_import(
         raise DocumentError(f"slug {api_slug!r} is longer than 100 characters")
     report = DocumentReport(source=source, slug=api_slug, warnings=list(parsed.warnings))
     report.endpoints_skipped = parsed.skipped
-    owner = _owner_for(parsed.owner_slug) if parsed.owner_slug else None
 
     with transaction.atomic():
+        owner = _owner_for(parsed.owner_slug) if parsed.owner_slug else None
         api = ProviderApi.objects.select_for_update().filter(slug=api_slug).first()
         report.api_created = api is None
         if api is None:
             api = ProviderApi(slug=api_slug)
         elif api.source and api.source != source:
             report.warnings.append(f"replaces the API {api_slug} imported from {api.source}")
-        values = _api_values(parsed, api_slug, owner, source, verify)
+        values = _api_values(parsed, api_slug, owner, source)
         if report.api_created or not api.verified_by_operator:
             values["verified"] = bool(verify or parsed.verified)
         if parsed.auth_declared or report.api_created:
@@ -345,7 +345,7 @@ def openapi_document_import(
     return report
 
 
-def _api_values(parsed: ParsedApi, slug: str, owner, source: str, verify: bool) -> dict[str, Any]:
+def _api_values(parsed: ParsedApi, slug: str, owner, source: str) -> dict[str, Any]:
     values = {
         "name": (parsed.name or slug)[:200],
         "description": parsed.description,
