@@ -434,3 +434,39 @@ def test_messy_corpus_documents_import_and_reimport_idempotently(tmp_path):
     again = openapi_import(locations=[str(tmp_path)], default_price_micros=ONE_CENT)
     assert again.total("endpoints_created") == again.total("endpoints_updated") == 0
     assert Endpoint.objects.count() == count
+
+
+def write(tmp_path, text: str):
+    document = tmp_path / "document.yaml"
+    document.write_text(text)
+    return openapi_import(locations=[str(document)], default_price_micros=ONE_CENT)
+
+
+def test_a_document_without_title_or_slug_is_refused_saying_how_to_name_it(tmp_path):
+    summary = write(tmp_path, "swagger: '2.0'\ninfo: {}\nhost: x.example\npaths: {}\n")
+    assert "no slug" in summary.errors[0][1]
+    assert "x-gateway-api.slug" in summary.errors[0][1]
+
+
+def test_an_extension_slug_that_is_not_a_slug_is_refused(tmp_path):
+    summary = write(
+        tmp_path, "openapi: 3.0.0\ninfo: {title: T}\nx-gateway-api: {slug: Not A Slug}\npaths: {}\n"
+    )
+    assert "is not a slug" in summary.errors[0][1]
+    assert ProviderApi.objects.count() == 0
+
+
+def test_a_poll_extension_naming_an_undeclared_operation_is_a_warning(tmp_path):
+    summary = write(
+        tmp_path,
+        "openapi: 3.0.0\ninfo: {title: Jobs}\nservers: [{url: 'https://jobs.example'}]\n"
+        "paths:\n  /jobs:\n    post:\n      x-gateway-poll: {path: '/jobs/{id}'}\n",
+    )
+    assert summary.errors == []
+    assert any("GET /jobs/{id}" in warning for warning in summary.documents[0].warnings)
+    assert endpoint("jobs", "POST", "/jobs").poll_endpoint_id is None
+
+
+def test_an_unsupported_openapi_version_is_refused(tmp_path):
+    summary = write(tmp_path, "openapi: 4.0.0\ninfo: {title: Future}\npaths: {}\n")
+    assert "unsupported OpenAPI version '4.0.0'" in summary.errors[0][1]
