@@ -25,6 +25,7 @@ install: $(INSTALLED)
 run: install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_catalog
 	$(BIN)/python manage.py provision_demo
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(MAKE) serve

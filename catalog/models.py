@@ -38,7 +38,12 @@ class ProviderApi(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     category = models.CharField(max_length=60, blank=True, db_index=True)
-    base_url = models.URLField(max_length=500, help_text="The provider's own address")
+    base_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="The provider's own address; empty when the document gave none (run refuses "
+        "such an API until the operator sets it)",
+    )
     sandbox_base_url = models.URLField(
         max_length=500, blank=True, help_text="What test keys call; empty means no sandbox"
     )
@@ -65,6 +70,9 @@ class ProviderApi(models.Model):
         max_length=500, blank=True, help_text="The document this API was imported from"
     )
     verified_by_operator = models.BooleanField(
+        default=False, editable=False, help_text="Set by hand; imports keep it"
+    )
+    enabled_by_operator = models.BooleanField(
         default=False, editable=False, help_text="Set by hand; imports keep it"
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -111,6 +119,12 @@ class Endpoint(models.Model):
     description = models.TextField(blank=True)
     docs_url = models.URLField(max_length=500, blank=True)
     body_type = models.CharField(max_length=20, blank=True, help_text="object, array or empty")
+    body_content_type = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="How the provider takes the body: application/json, "
+        "application/x-www-form-urlencoded or multipart/form-data",
+    )
     # Parameter records: [{"name", "type", "required", "description", ...bounds}]
     path_params = models.JSONField(default=list, blank=True)
     query_params = models.JSONField(default=list, blank=True)
@@ -141,8 +155,17 @@ class Endpoint(models.Model):
         related_name="start_endpoints",
         help_text="For an asynchronous job: the free endpoint that polls its result",
     )
-    price_set_by_operator = models.BooleanField(default=False, editable=False)
-    verified_by_operator = models.BooleanField(default=False, editable=False)
+    price_set_by_operator = models.BooleanField(
+        default=False, editable=False, help_text="Price and payable set by hand; imports keep them"
+    )
+    verified_by_operator = models.BooleanField(
+        default=False, editable=False, help_text="Set by hand; imports keep it"
+    )
+    enabled_by_operator = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Set by hand; imports keep it unless the operation left the document",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -4,9 +4,12 @@ The embedded default (no variables set) is a development set-up: SQLite in ``var
 in-process cache. ``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Redis.
 """
 
+import base64
+import hashlib
 from pathlib import Path
 
 import environ
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -29,6 +32,10 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 GATEWAY_BASE_URL = env.str("GATEWAY_BASE_URL", default="http://127.0.0.1:8000").rstrip("/")
+SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default=f"{GATEWAY_BASE_URL}/sandbox").rstrip("/")
+MPP_URL = env.str("MPP_URL", default=f"{GATEWAY_BASE_URL}/rails/mpp").rstrip("/")
+X402_URL = env.str("X402_URL", default=f"{GATEWAY_BASE_URL}/rails/x402").rstrip("/")
+NP_URL = env.str("NP_URL", default=f"{GATEWAY_BASE_URL}/rails/np").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -236,7 +243,39 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVERS": [{"url": GATEWAY_BASE_URL}],
+    "ENUM_NAME_OVERRIDES": {
+        "HttpMethodEnum": "catalog.models.Endpoint.Method",
+        "SnippetFormatEnum": "catalog.snippets.ALL_FORMATS",
+    },
 }
+
+# --- Catalog --------------------------------------------------------------------------------
+
+# The price of an imported operation whose document gives none.
+CATALOG_DEFAULT_PRICE_USD = env.str("CATALOG_DEFAULT_PRICE_USD", default="0.01")
+# Fernet keys that encrypt upstream secrets at rest (comma-separated: the first encrypts, every
+# one decrypts, so a key can be rotated). Development derives one from SECRET_KEY.
+CATALOG_SECRET_KEY = env.list("CATALOG_SECRET_KEY", default=[])
+if not CATALOG_SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "CATALOG_SECRET_KEY is not set. Production (DEBUG=False) refuses to start without "
+            "a CATALOG_SECRET_KEY environment variable (a Fernet key; generate one with "
+            '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key()'
+            '.decode())"`).'
+        )
+    CATALOG_SECRET_KEY = [
+        base64.urlsafe_b64encode(
+            hashlib.sha256(f"catalog-secret:{SECRET_KEY}".encode()).digest()
+        ).decode()
+    ]
+for _catalog_key in CATALOG_SECRET_KEY:
+    try:
+        Fernet(_catalog_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            "CATALOG_SECRET_KEY must be Fernet keys (32 url-safe base64-encoded bytes each)"
+        ) from None
 
 # --- Logging --------------------------------------------------------------------------------
 

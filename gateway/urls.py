@@ -9,6 +9,7 @@ PUBLIC = {"authentication_classes": [], "permission_classes": [], "throttle_clas
 api_v1 = [
     path("v1/whoami", WhoAmIApi.as_view(), name="whoami"),
     path("", include("credits.urls")),
+    path("", include("catalog.urls")),
 ]
 
 urlpatterns = [

@@ -48,3 +48,23 @@ def fund(user: User, micros: int) -> Account:
 def provider_account(slug: str = "provider-co") -> Account:
     organization, _ = Organization.objects.get_or_create(slug=slug, defaults={"name": slug})
     return account_for_organization(organization=organization)
+def make_provider_api(slug: str = "acme-search", **fields):
+    from catalog.models import ProviderApi
+
+    defaults = {
+        "name": slug.replace("-", " ").title(),
+        "description": f"The {slug} API",
+        "base_url": f"https://{slug}.example",
+    }
+    return ProviderApi.objects.create(slug=slug, **{**defaults, **fields})
+
+
+def make_endpoint(api, path: str = "/v1/search", method: str = "GET", **fields):
+    from catalog.models import Endpoint
+
+    defaults = {
+        "summary": f"{method} {path}",
+        "price_kind": Endpoint.PriceKind.FIXED,
+        "price_micros": 10_000,
+    }
+    return Endpoint.objects.create(api=api, method=method, path=path, **{**defaults, **fields})

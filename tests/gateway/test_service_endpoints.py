@@ -2,6 +2,7 @@ import os
 import subprocess
 import sys
 
+from cryptography.fernet import Fernet
 from django.conf import settings
 
 
@@ -46,8 +47,26 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "SECRET_KEY" in result.stderr
 
 
-def test_production_starts_with_a_secret_key():
-    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": "x" * 50}
+def test_production_refuses_to_start_without_a_catalog_secret_key():
+    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": "x" * 50, "CATALOG_SECRET_KEY": ""}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "CATALOG_SECRET_KEY" in result.stderr
+
+
+def test_production_starts_with_a_secret_key_and_a_catalog_secret_key():
+    environment = {
+        **os.environ,
+        "DEBUG": "False",
+        "SECRET_KEY": "x" * 50,
+        "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
+    }
     result = subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},

@@ -1,0 +1,123 @@
+"""Import the whole OpenAPI corpus and time it, then time GET /v1/list-endpoints?limit=500.
+
+Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database, left in place), otherwise on
+a throwaway database created on postgres@127.0.0.1 and dropped at the end. Prints figures; asserts
+nothing. CORPUS_DIR overrides the corpus location.
+
+    .venv/bin/python bench/catalog_import.py
+"""
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS_DIR = os.environ.get(
+    "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
+)
+REQUESTS = 50
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    throwaway = None
+    if os.environ.get("BENCH_DATABASE_URL"):
+        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    else:
+        throwaway = f"gw_catalog_bench_{os.getpid()}"
+        _admin_sql(f"CREATE DATABASE {throwaway}")
+        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
+    os.environ["RATE_LIMIT_ENABLED"] = "False"
+    try:
+        _run()
+    finally:
+        if throwaway:
+            from django.db import connections
+
+            connections.close_all()
+            _admin_sql(f"DROP DATABASE IF EXISTS {throwaway}")
+
+
+def _run() -> None:
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test import Client
+
+    from catalog.models import Endpoint, ProviderApi
+    from catalog.services import catalog_version_bump, openapi_import
+    from gateway.money import usd_to_micros
+    from gateway.services import api_key_create, user_get_or_create
+
+    call_command("migrate", verbosity=0)
+    files = sum(1 for p in Path(CORPUS_DIR).rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
+    started = time.perf_counter()
+    summary = openapi_import(
+        locations=[CORPUS_DIR],
+        default_price_micros=usd_to_micros(settings.CATALOG_DEFAULT_PRICE_USD),
+    )
+    seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    again = openapi_import(
+        locations=[CORPUS_DIR],
+        default_price_micros=usd_to_micros(settings.CATALOG_DEFAULT_PRICE_USD),
+    )
+    reimport_seconds = time.perf_counter() - started
+
+    print(f"corpus: {CORPUS_DIR}")
+    print(f"files: {files}  imported: {len(summary.documents)}  failed: {len(summary.errors)}")
+    print(f"APIs: {ProviderApi.objects.count()}  endpoints: {Endpoint.objects.count()}")
+    print(f"import: {seconds:.1f} s  ({summary.line})")
+    print(f"re-import: {reimport_seconds:.1f} s  ({again.line})")
+
+    user, _ = user_get_or_create(email="bench@example.com")
+    _, secret = api_key_create(mode="live", user=user, name="bench")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", HTTP_HOST="127.0.0.1")
+
+    def timed(url: str) -> tuple[float, int]:
+        started = time.perf_counter()
+        response = client.get(url)
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200:
+            raise SystemExit(f"{url} answered {response.status_code}: {response.content[:200]}")
+        return elapsed * 1000, len(response.content)
+
+    url = "/v1/list-endpoints?limit=500"
+    uncached = []
+    for _ in range(5):
+        catalog_version_bump()  # what any catalog edit does: the cached page is stale
+        uncached.append(timed(url)[0])
+    warm = []
+    size = 0
+    for _ in range(REQUESTS):
+        elapsed, size = timed(url)
+        warm.append(elapsed)
+    print(f"GET {url}: {size / 1e6:.1f} MB")
+    print(
+        f"  cached ({REQUESTS} requests): p50 {_pct(warm, 50):.1f} ms  p95 {_pct(warm, 95):.1f} ms"
+    )
+    print(
+        f"  uncached (5 requests after a catalog change): p50 {statistics.median(uncached):.0f} ms"
+    )
+    print(f"  cache: {settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
+
+
+def _pct(values: list[float], percent: int) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(percent / 100 * (len(ordered) - 1)))]
+
+
+def _admin_sql(statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
+        db.execute(statement)
+
+
+if __name__ == "__main__":
+    main()

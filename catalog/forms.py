@@ -1,0 +1,195 @@
+"""Admin forms: prices entered in USD (stored in micro-dollars), the write-only upstream secret,
+and the OpenAPI import page."""
+
+from django import forms
+from django.conf import settings
+
+from catalog.models import Endpoint, ProviderApi
+from gateway.money import micros_to_decimal_usd, usd_to_micros
+
+
+def _url_field(help_text: str = "") -> forms.URLField:
+    return forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text=help_text,
+        widget=forms.URLInput(attrs={"class": "vURLField"}),
+    )
+
+
+class ProviderApiAdminForm(forms.ModelForm):
+    base_url = _url_field(ProviderApi._meta.get_field("base_url").help_text)
+    sandbox_base_url = _url_field(ProviderApi._meta.get_field("sandbox_base_url").help_text)
+    docs_url = _url_field()
+    upstream_secret = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Write-only: never shown again. Leave blank to keep the current secret.",
+    )
+    clear_upstream_secret = forms.BooleanField(required=False, help_text="Remove the stored secret")
+
+    class Meta:
+        model = ProviderApi
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "category",
+            "owner",
+            "base_url",
+            "sandbox_base_url",
+            "docs_url",
+            "verified",
+            "enabled",
+            "upstream_auth_type",
+            "upstream_auth_name",
+            "timeout_seconds",
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("upstream_secret") and cleaned.get("clear_upstream_secret"):
+            self.add_error(
+                "clear_upstream_secret", "Either give a new secret or clear it, not both"
+            )
+        if cleaned.get("upstream_auth_type") in ("header", "query") and not cleaned.get(
+            "upstream_auth_name"
+        ):
+            self.add_error("upstream_auth_name", "A header or query parameter name is required")
+        return cleaned
+
+
+class UsdField(forms.CharField):
+    """A dollar amount typed by a person ("0.01", "$2.20") -> micro-dollars."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        try:
+            micros = usd_to_micros(value)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        if micros < 0:
+            raise forms.ValidationError("A price cannot be negative")
+        return micros
+
+    def prepare_value(self, value):
+        return micros_to_decimal_usd(value) if isinstance(value, int) else value
+
+
+class EndpointAdminForm(forms.ModelForm):
+    docs_url = _url_field()
+    price_usd = UsdField(
+        required=False,
+        label="Price (USD)",
+        help_text="fixed: per call; per result: per result item",
+    )
+    input_usd_per_mtok = UsdField(
+        required=False, label="Input USD per million tokens", help_text="dynamic only"
+    )
+    output_usd_per_mtok = UsdField(
+        required=False, label="Output USD per million tokens", help_text="dynamic only"
+    )
+
+    class Meta:
+        model = Endpoint
+        fields = [
+            "api",
+            "method",
+            "path",
+            "operation_id",
+            "summary",
+            "description",
+            "docs_url",
+            "verified",
+            "enabled",
+            "is_payable",
+            "price_kind",
+            "result_count_path",
+            "result_bound_param",
+            "result_max",
+            "default_max_tokens",
+            "body_type",
+            "body_content_type",
+            "path_params",
+            "query_params",
+            "body_params",
+            "pagination_params",
+            "poll_endpoint",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            instance = self.instance
+            self.initial.setdefault("price_usd", instance.price_micros)
+            self.initial.setdefault("input_usd_per_mtok", instance.input_micros_per_mtok)
+            self.initial.setdefault("output_usd_per_mtok", instance.output_micros_per_mtok)
+
+    def clean(self):
+        cleaned = super().clean()
+        kind = cleaned.get("price_kind")
+        price = cleaned.get("price_usd")
+        if kind == Endpoint.PriceKind.FIXED and not price:
+            self.add_error("price_usd", "A fixed price needs an amount above zero (or use Free)")
+        if kind == Endpoint.PriceKind.PER_RESULT:
+            if not price:
+                self.add_error("price_usd", "A per-result price needs the price of one result")
+            if not cleaned.get("result_count_path"):
+                self.add_error(
+                    "result_count_path",
+                    "A per-result price needs the response path where results are counted",
+                )
+        if kind == Endpoint.PriceKind.DYNAMIC:
+            for name in ("input_usd_per_mtok", "output_usd_per_mtok"):
+                if cleaned.get(name) is None:
+                    self.add_error(name, "A dynamic price needs both per-million-token prices")
+        return cleaned
+
+    def save(self, commit=True):
+        endpoint = super().save(commit=False)
+        kind = self.cleaned_data["price_kind"]
+        uses_amount = kind in (Endpoint.PriceKind.FIXED, Endpoint.PriceKind.PER_RESULT)
+        endpoint.price_micros = (self.cleaned_data.get("price_usd") or 0) if uses_amount else 0
+        is_dynamic = kind == Endpoint.PriceKind.DYNAMIC
+        endpoint.input_micros_per_mtok = (
+            self.cleaned_data.get("input_usd_per_mtok") or 0 if is_dynamic else 0
+        )
+        endpoint.output_micros_per_mtok = (
+            self.cleaned_data.get("output_usd_per_mtok") or 0 if is_dynamic else 0
+        )
+        if kind != Endpoint.PriceKind.PER_RESULT:
+            endpoint.result_count_path = ""
+        if commit:
+            endpoint.save()
+        return endpoint
+
+
+class OpenApiImportForm(forms.Form):
+    document = forms.FileField(
+        required=False, help_text="An OpenAPI document (Swagger 2.0, 3.0 or 3.1; JSON or YAML)"
+    )
+    url = forms.URLField(
+        required=False, assume_scheme="https", help_text="…or the http(s) address of one"
+    )
+    slug = forms.SlugField(
+        required=False, help_text="Default: x-gateway-api.slug, else the slugified info.title"
+    )
+    price_usd = UsdField(
+        required=False,
+        label="Default price (USD)",
+        help_text=f"For operations without x-gateway-price (default "
+        f"{settings.CATALOG_DEFAULT_PRICE_USD})",
+    )
+    verify = forms.BooleanField(required=False, help_text="Mark the imported API verified")
+
+    def clean(self):
+        cleaned = super().clean()
+        if bool(cleaned.get("document")) == bool(cleaned.get("url")):
+            raise forms.ValidationError("Give either a document file or a URL")
+        if cleaned.get("price_usd") is None:
+            cleaned["price_usd"] = usd_to_micros(settings.CATALOG_DEFAULT_PRICE_USD)
+        return cleaned

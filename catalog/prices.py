@@ -1,0 +1,67 @@
+"""How a price reads at the edge. Inside, prices are integer micro-dollars (see Endpoint).
+
+list-endpoints, details and integrate: "$0.01", "$0.00" (free), "$0.0025" (per result) or
+"dynamic". search: the same amounts without "$" ("0.01", "0", "0.0025") or "dynamic".
+``priceUnit`` says what the amount is for: "call", "result" or "token" (dynamic).
+"""
+
+from typing import Any
+
+from gateway.money import format_usd, micros_to_decimal_usd
+
+FIXED, FREE, PER_RESULT, DYNAMIC = "fixed", "free", "per_result", "dynamic"
+PRICE_UNITS = {FIXED: "call", FREE: "call", PER_RESULT: "result", DYNAMIC: "token"}
+
+
+def price_label(*, kind: str, micros: int) -> str:
+    """The list/details/integrate form: "$0.01", "$0.00", "$0.0025" or "dynamic"."""
+    if kind == DYNAMIC:
+        return "dynamic"
+    return format_usd(0 if kind == FREE else micros)
+
+
+def price_search_label(*, kind: str, micros: int) -> str:
+    """The search form: "0.01", "0", "0.0025" or "dynamic"."""
+    if kind == DYNAMIC:
+        return "dynamic"
+    if kind == FREE or micros == 0:
+        return "0"
+    return micros_to_decimal_usd(micros)
+
+
+def price_unit(*, kind: str) -> str:
+    return PRICE_UNITS[kind]
+
+
+def endpoint_price_label(endpoint: Any) -> str:
+    return price_label(kind=endpoint.price_kind, micros=endpoint.price_micros)
+
+
+def endpoint_price_search_label(endpoint: Any) -> str:
+    return price_search_label(kind=endpoint.price_kind, micros=endpoint.price_micros)
+
+
+def endpoint_price_detail(endpoint: Any) -> str:
+    """One sentence for people: what a call costs and how it is counted."""
+    kind = endpoint.price_kind
+    if kind == FREE or (kind == FIXED and endpoint.price_micros == 0):
+        return "free"
+    if kind == FIXED:
+        return f"{format_usd(endpoint.price_micros)} per call"
+    if kind == PER_RESULT:
+        text = (
+            f"{format_usd(endpoint.price_micros)} per result, counted at "
+            f"{endpoint.result_count_path} in the response"
+        )
+        if endpoint.result_bound_param:
+            text += f"; the {endpoint.result_bound_param} parameter bounds the results"
+        if endpoint.result_max:
+            text += f" (at most {endpoint.result_max} quoted when it is not given)"
+        return text
+    text = (
+        f"{format_usd(endpoint.input_micros_per_mtok)} per million input tokens and "
+        f"{format_usd(endpoint.output_micros_per_mtok)} per million output tokens"
+    )
+    if endpoint.default_max_tokens:
+        text += f"; {endpoint.default_max_tokens} output tokens quoted when max tokens is not given"
+    return text

@@ -1,0 +1,304 @@
+"""Catalog reads: the version, endpoint resolution, list-endpoints pages and endpoint details.
+
+Nothing here returns an upstream secret; ``provider_api_upstream_secret`` is the one reader, for
+the run orchestrator.
+"""
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Exists, OuterRef, Q, TextField
+from django.db.models.functions import Cast
+
+from catalog import prices, snippets
+from catalog.crypto import secret_decrypt
+from catalog.models import CatalogVersion, Endpoint, ProviderApi
+from gateway.errors import InvalidRequest, NotFound
+
+LIST_CACHE_SECONDS = 3600
+PLACEHOLDER = re.compile(r"{([^{}/]+)}")
+
+
+def catalog_version_current() -> int:
+    """The number every catalog write moves on; caches and the search index key on it."""
+    version = CatalogVersion.objects.filter(pk=1).values_list("version", flat=True).first()
+    return version or 0
+
+
+def provider_api_upstream_secret(*, api: ProviderApi) -> str:
+    """The decrypted credential for the provider ("" when none is set). Never put it in a reply."""
+    if not api.upstream_secret_encrypted:
+        return ""
+    return secret_decrypt(api.upstream_secret_encrypted)
+
+
+# --- Resolving a path to an endpoint --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedEndpoint:
+    """An enabled endpoint (with its ``api`` loaded) and the values a concrete path gave its
+    placeholders: "/v1/jobs/abc" against "/v1/jobs/{id}" gives {"id": "abc"}."""
+
+    endpoint: Endpoint
+    path_params: dict[str, str]
+
+    @property
+    def api(self) -> ProviderApi:
+        return self.endpoint.api
+
+
+@functools.lru_cache(maxsize=4096)
+def _template_pattern(template: str) -> tuple[re.Pattern, tuple[str, ...]]:
+    names = tuple(PLACEHOLDER.findall(template))
+    literal_parts = PLACEHOLDER.split(template)[::2]
+    pattern = "([^/]+)".join(re.escape(part) for part in literal_parts)
+    return re.compile(f"^{pattern}$"), names
+
+
+def path_template_match(template: str, path: str) -> dict[str, str] | None:
+    """The placeholder values when ``path`` fits ``template``, else None."""
+    pattern, names = _template_pattern(template)
+    match = pattern.match(path)
+    if match is None:
+        return None
+    # A value that is itself a placeholder ("{jobId}") was not given: leave it out.
+    return {
+        name: value
+        for name, value in zip(names, match.groups(), strict=True)
+        if not PLACEHOLDER.fullmatch(value)
+    }
+
+
+def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> ResolvedEndpoint:
+    """The enabled endpoint of an enabled API for a catalog path or a concrete path.
+
+    A literal catalog path wins over templates; among templates the one with the fewest
+    placeholders (then the most literal characters) wins. NotFound names the slug or the path;
+    InvalidRequest lists the methods when the path has several and ``method`` is not given.
+    """
+    api = ProviderApi.objects.filter(slug=api_slug, enabled=True).first()
+    if api is None:
+        raise NotFound(f"Unknown API: {api_slug}")
+    enabled = Endpoint.objects.filter(api=api, enabled=True)
+    candidates = list(enabled.filter(path=path))
+    path_params: dict[str, str] = {}
+    if not candidates:
+        best_key, best_template = None, None
+        for template in (
+            enabled.filter(path__contains="{").values_list("path", flat=True).distinct()
+        ):
+            values = path_template_match(template, path)
+            if values is None:
+                continue
+            key = (len(values), -len(PLACEHOLDER.sub("", template)), template)
+            if best_key is None or key < best_key:
+                best_key, best_template, path_params = key, template, values
+        if best_template is not None:
+            candidates = list(enabled.filter(path=best_template))
+    if not candidates:
+        raise NotFound(f"No endpoint {path} in API {api_slug}")
+    methods = sorted(endpoint.method for endpoint in candidates)
+    if method:
+        candidates = [ep for ep in candidates if ep.method == method.upper()]
+        if not candidates:
+            raise NotFound(
+                f"No {method.upper()} {path} in API {api_slug}; it has {', '.join(methods)}"
+            )
+    elif len(candidates) > 1:
+        raise InvalidRequest(
+            f"{path} in API {api_slug} has several methods ({', '.join(methods)}); "
+            "send method to choose one"
+        )
+    endpoint = candidates[0]
+    endpoint.api = api
+    return ResolvedEndpoint(endpoint=endpoint, path_params=path_params)
+
+
+# --- list-endpoints ------------------------------------------------------------------------------
+
+
+def catalog_list_page_json(
+    *, limit: int, offset: int, verified: bool | None = None, is_payable: bool | None = None
+) -> bytes:
+    """The whole list-endpoints answer as JSON bytes, cached per catalog version.
+
+    A 500-API page of the corpus holds ~14k endpoints (~17 MB). The parameter columns are read
+    as JSON text and spliced into the answer as they are: decoding and re-encoding them was most
+    of the cost, and DRF serializers would take seconds (EndpointListOutputSerializer documents
+    the shape).
+    """
+    version = catalog_version_current()
+    cache_key = f"catalog:list:v{version}:{limit}:{offset}:{verified}:{is_payable}"
+    body = cache.get(cache_key)
+    if body is None:
+        body = _list_page_json(limit=limit, offset=offset, verified=verified, is_payable=is_payable)
+        cache.set(cache_key, body, timeout=LIST_CACHE_SECONDS)
+    return body
+
+
+def _list_page_json(
+    *, limit: int, offset: int, verified: bool | None, is_payable: bool | None
+) -> bytes:
+    """One page of enabled APIs (ordered by slug) that have at least one endpoint to show."""
+    endpoint_filter = Q(enabled=True)
+    apis = ProviderApi.objects.filter(enabled=True)
+    if verified is not None:
+        endpoint_filter &= Q(verified=verified)
+        apis = apis.filter(verified=verified)
+    if is_payable is not None:
+        endpoint_filter &= Q(is_payable=is_payable)
+    apis = apis.filter(Exists(Endpoint.objects.filter(endpoint_filter, api=OuterRef("pk"))))
+    total = apis.count()
+    rows = list(
+        apis.order_by("slug", "id").values(
+            "id", "name", "slug", "description", "base_url", "verified", "category", "docs_url"
+        )[offset : offset + limit]
+    )
+    endpoint_rows = (
+        Endpoint.objects.filter(endpoint_filter, api_id__in=[row["id"] for row in rows])
+        .order_by("api_id", "path", "method")
+        .annotate(
+            query_params_json=Cast("query_params", TextField()),
+            body_params_json=Cast("body_params", TextField()),
+        )
+        .values_list(
+            "api_id",
+            "path",
+            "method",
+            "summary",
+            "description",
+            "price_kind",
+            "price_micros",
+            "is_payable",
+            "verified",
+            "docs_url",
+            "query_params_json",
+            "body_params_json",
+        )
+    )
+    docs_by_api = {row["id"]: row["docs_url"] for row in rows}
+    by_api: dict[int, list[str]] = {row["id"]: [] for row in rows}
+    total_endpoints = 0
+    for (
+        api_id,
+        path,
+        method,
+        summary,
+        description,
+        price_kind,
+        price_micros,
+        payable,
+        endpoint_verified,
+        docs_url,
+        query_params_json,
+        body_params_json,
+    ) in endpoint_rows:
+        head = _json(
+            {
+                "path": path,
+                "method": method,
+                "description": summary or description,
+                "price": prices.price_label(kind=price_kind, micros=price_micros),
+                "priceUnit": prices.price_unit(kind=price_kind),
+                "isPayable": payable,
+                "verified": endpoint_verified,
+                "docsUrl": docs_url or docs_by_api[api_id],
+            }
+        )
+        by_api[api_id].append(
+            f'{head[:-1]},"queryParams":{query_params_json},"bodyParams":{body_params_json}}}'
+        )
+        total_endpoints += 1
+    apis_json = []
+    for row in rows:
+        item = {
+            "name": row["name"],
+            "slug": row["slug"],
+            "description": row["description"],
+            "baseUrl": row["base_url"],
+            "verified": row["verified"],
+        }
+        if row["category"]:
+            item["category"] = row["category"]
+        apis_json.append(f'{_json(item)[:-1]},"endpoints":[{",".join(by_api[row["id"]])}]}}')
+    pagination = {"limit": limit, "offset": offset, "hasMore": offset + len(rows) < total}
+    return (
+        f'{{"success":true,"apis":[{",".join(apis_json)}],"count":{len(rows)},'
+        f'"totalEndpoints":{total_endpoints},"pagination":{_json(pagination)}}}'
+    ).encode()
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- details and integrate ------------------------------------------------------------------------
+
+
+def endpoint_details(*, api_slug: str, path: str, method: str | None = None) -> dict:
+    """The details answer: the API, the endpoint with all its parameters, and how to call it."""
+    resolved = endpoint_resolve(api_slug=api_slug, path=path, method=method)
+    endpoint, api = resolved.endpoint, resolved.api
+    poll = endpoint.poll_endpoint if endpoint.poll_endpoint_id else None
+    return {
+        "success": True,
+        "api": {
+            "name": api.name,
+            "slug": api.slug,
+            "description": api.description,
+            "baseUrl": api.base_url,
+            "verified": api.verified,
+        },
+        "endpoint": {
+            "path": endpoint.path,
+            "method": endpoint.method,
+            "description": endpoint.description or endpoint.summary,
+            "price": prices.endpoint_price_label(endpoint),
+            "priceUnit": prices.price_unit(kind=endpoint.price_kind),
+            "priceDetail": prices.endpoint_price_detail(endpoint),
+            "isPayable": endpoint.is_payable,
+            "verified": endpoint.verified,
+            "docsUrl": endpoint.docs_url or api.docs_url,
+            "bodyType": endpoint.body_type,
+            "pathParams": endpoint.path_params,
+            "queryParams": endpoint.query_params,
+            "bodyParams": endpoint.body_params,
+            "paginationParams": endpoint.pagination_params,
+            "pollEndpoint": (
+                {"method": poll.method, "path": poll.path} if poll and poll.enabled else None
+            ),
+        },
+        "usage": {
+            "runApi": snippets.run_api_text(endpoint, resolved.path_params),
+            "x402": snippets.rail_url(settings.X402_URL, api.slug, endpoint.path),
+        },
+    }
+
+
+def endpoint_integration(
+    *, api_slug: str, path: str, format: str, method: str | None = None
+) -> dict:
+    """The integrate answer: code calling the endpoint in one format, or every format."""
+    resolved = endpoint_resolve(api_slug=api_slug, path=path, method=method)
+    endpoint, api = resolved.endpoint, resolved.api
+    formats = snippets.FORMATS if format == "all" else (format,)
+    return {
+        "success": True,
+        "api": {"name": api.name, "slug": api.slug},
+        "endpoint": {
+            "path": endpoint.path,
+            "method": endpoint.method,
+            "price": prices.endpoint_price_label(endpoint),
+            "priceUnit": prices.price_unit(kind=endpoint.price_kind),
+        },
+        "format": format,
+        "snippets": {
+            name: snippets.snippet(name, endpoint, resolved.path_params) for name in formats
+        },
+        "setup": snippets.setup_commands(),
+    }

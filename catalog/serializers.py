@@ -1,0 +1,37 @@
+"""Serializers shared by the catalog's API views (parameter records appear in several answers)."""
+
+from rest_framework import serializers
+
+
+class CatalogParameterSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField(help_text="string, integer, number, boolean, array, object, file")
+    required = serializers.BooleanField()
+    description = serializers.CharField(allow_blank=True)
+    enum = serializers.ListField(child=serializers.JSONField(), required=False)
+    default = serializers.JSONField(required=False)
+    example = serializers.JSONField(required=False)
+    format = serializers.CharField(required=False)
+    items = serializers.CharField(required=False, help_text="The item type of an array")
+    minimum = serializers.FloatField(required=False)
+    maximum = serializers.FloatField(required=False)
+    minLength = serializers.IntegerField(required=False)
+    maxLength = serializers.IntegerField(required=False)
+    minItems = serializers.IntegerField(required=False)
+    maxItems = serializers.IntegerField(required=False)
+    pattern = serializers.CharField(required=False)
+
+
+class CatalogApiSummarySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    slug = serializers.SlugField()
+    description = serializers.CharField(allow_blank=True)
+    baseUrl = serializers.CharField(allow_blank=True, help_text="The provider's own address")
+    verified = serializers.BooleanField()
+
+
+PRICE_HELP = (
+    '"$0.01" per call, "$0.00" when free, "$0.0025" per result (see priceUnit), or "dynamic" '
+    "(per token)"
+)
+PRICE_UNIT_HELP = 'What the price is for: "call", "result" or "token" (dynamic)'

@@ -1,0 +1,545 @@
+"""Catalog writes. Every one of them bumps the catalog version in its own transaction, so the
+search index and the caches keyed on ``catalog_version_current()`` see the change."""
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from catalog.crypto import secret_encrypt
+from catalog.models import CatalogVersion, Endpoint, ProviderApi
+from catalog.openapi import DocumentError, ParsedApi, ParsedEndpoint, document_load, document_parse
+from gateway.errors import InvalidRequest
+from gateway.models import Organization
+
+logger = logging.getLogger("catalog.import")
+
+DOCUMENT_SUFFIXES = (".json", ".yaml", ".yml")
+MAX_DOCUMENT_BYTES = 25 * 1024 * 1024
+URL_TIMEOUT_SECONDS = (5, 30)
+
+# Fields the document owns outright; a re-import overwrites them.
+ENDPOINT_DOCUMENT_FIELDS = (
+    "operation_id",
+    "summary",
+    "description",
+    "docs_url",
+    "body_type",
+    "body_content_type",
+    "path_params",
+    "query_params",
+    "body_params",
+    "pagination_params",
+)
+ENDPOINT_PRICE_FIELDS = (
+    "price_kind",
+    "price_micros",
+    "result_count_path",
+    "result_bound_param",
+    "result_max",
+    "input_micros_per_mtok",
+    "output_micros_per_mtok",
+    "default_max_tokens",
+    "is_payable",
+)
+API_DOCUMENT_FIELDS = (
+    "name",
+    "description",
+    "category",
+    "base_url",
+    "sandbox_base_url",
+    "docs_url",
+    "owner_id",
+    "timeout_seconds",
+    "source",
+)
+
+
+# --- Catalog version ------------------------------------------------------------------------------
+
+
+def catalog_version_bump() -> int:
+    """Move the catalog version on; call it inside the transaction that changes the catalog."""
+    updated = CatalogVersion.objects.filter(pk=1).update(version=F("version") + 1)
+    if not updated:
+        CatalogVersion.objects.get_or_create(pk=1, defaults={"version": 1})
+    return CatalogVersion.objects.values_list("version", flat=True).get(pk=1)
+
+
+# --- Operator edits (the admin) -------------------------------------------------------------------
+
+
+def provider_api_save(
+    *,
+    api: ProviderApi,
+    changed_fields: Iterable[str],
+    upstream_secret: str = "",
+    clear_upstream_secret: bool = False,
+) -> ProviderApi:
+    """Save an operator's edit of an API (new or existing) whose attributes are already set.
+
+    A changed verified or enabled flag is marked as the operator's, so imports keep it. A new
+    secret is encrypted; a blank one keeps the current secret.
+    """
+    changed = set(changed_fields)
+    if "verified" in changed:
+        api.verified_by_operator = True
+    if "enabled" in changed:
+        api.enabled_by_operator = True
+    if clear_upstream_secret:
+        api.upstream_secret_encrypted = ""
+    elif upstream_secret:
+        api.upstream_secret_encrypted = secret_encrypt(upstream_secret)
+    with transaction.atomic():
+        api.save()
+        catalog_version_bump()
+    return api
+
+
+def provider_api_secret_set(*, api: ProviderApi, secret: str) -> None:
+    """Store (or with "" clear) the credential the gateway presents to the provider."""
+    api.upstream_secret_encrypted = secret_encrypt(secret) if secret else ""
+    with transaction.atomic():
+        api.save(update_fields=["upstream_secret_encrypted", "updated_at"])
+        catalog_version_bump()
+
+
+def provider_apis_set_verified(*, api_ids: Iterable[int], verified: bool) -> int:
+    with transaction.atomic():
+        count = ProviderApi.objects.filter(pk__in=list(api_ids)).update(
+            verified=verified, verified_by_operator=True
+        )
+        catalog_version_bump()
+    return count
+
+
+def provider_apis_set_enabled(*, api_ids: Iterable[int], enabled: bool) -> int:
+    with transaction.atomic():
+        count = ProviderApi.objects.filter(pk__in=list(api_ids)).update(
+            enabled=enabled, enabled_by_operator=True
+        )
+        catalog_version_bump()
+    return count
+
+
+def endpoint_save(*, endpoint: Endpoint, changed_fields: Iterable[str]) -> Endpoint:
+    """Save an operator's edit of an endpoint whose attributes are already set.
+
+    Changing the price (any price field or the payable flag), verified or enabled marks it as the
+    operator's, so imports keep it.
+    """
+    changed = set(changed_fields)
+    if changed & {*ENDPOINT_PRICE_FIELDS, "price_usd", "input_usd_per_mtok", "output_usd_per_mtok"}:
+        endpoint.price_set_by_operator = True
+    if "verified" in changed:
+        endpoint.verified_by_operator = True
+    if "enabled" in changed:
+        endpoint.enabled_by_operator = True
+    with transaction.atomic():
+        endpoint.save()
+        catalog_version_bump()
+    return endpoint
+
+
+def endpoints_set_verified(*, endpoint_ids: Iterable[int], verified: bool) -> int:
+    with transaction.atomic():
+        count = Endpoint.objects.filter(pk__in=list(endpoint_ids)).update(
+            verified=verified, verified_by_operator=True
+        )
+        catalog_version_bump()
+    return count
+
+
+def endpoints_set_enabled(*, endpoint_ids: Iterable[int], enabled: bool) -> int:
+    with transaction.atomic():
+        count = Endpoint.objects.filter(pk__in=list(endpoint_ids)).update(
+            enabled=enabled, enabled_by_operator=True
+        )
+        catalog_version_bump()
+    return count
+
+
+# --- OpenAPI import -------------------------------------------------------------------------------
+
+
+@dataclass
+class DocumentReport:
+    """What importing one document changed."""
+
+    source: str
+    slug: str = ""
+    api_created: bool = False
+    api_updated: bool = False
+    endpoints_created: int = 0
+    endpoints_updated: int = 0
+    endpoints_unchanged: int = 0
+    endpoints_disabled: int = 0
+    endpoints_skipped: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportSummary:
+    """What an import run (one or more documents) changed, and the documents that failed."""
+
+    documents: list[DocumentReport] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def total(self, name: str) -> int:
+        return sum(getattr(report, name) for report in self.documents)
+
+    @property
+    def line(self) -> str:
+        apis_created = sum(report.api_created for report in self.documents)
+        apis_updated = sum(report.api_updated for report in self.documents)
+        return (
+            f"{len(self.documents)} documents imported, {len(self.errors)} failed; "
+            f"APIs: {apis_created} created, {apis_updated} updated, "
+            f"{len(self.documents) - apis_created - apis_updated} unchanged; "
+            f"endpoints: {self.total('endpoints_created')} created, "
+            f"{self.total('endpoints_updated')} updated, "
+            f"{self.total('endpoints_unchanged')} unchanged, "
+            f"{self.total('endpoints_disabled')} disabled, "
+            f"{self.total('endpoints_skipped')} skipped"
+        )
+
+
+def openapi_import(
+    *,
+    locations: Iterable[str],
+    slug: str = "",
+    default_price_micros: int,
+    verify: bool = False,
+) -> ImportSummary:
+    """Import files, directory trees and http(s) URLs. A failing document is reported in the
+    summary and does not stop the others."""
+    summary = ImportSummary()
+    sources: list[tuple[str, str]] = []  # (location, slug derived from its place in a tree)
+    for location in locations:
+        if re.match(r"^https?://", location):
+            sources.append((location, ""))
+            continue
+        path = Path(location)
+        if path.is_dir():
+            sources.extend(_tree_sources(path))
+        elif path.is_file():
+            sources.append((str(path), ""))
+        else:
+            summary.errors.append((location, "no such file, directory or http(s) URL"))
+    if slug and len(sources) > 1:
+        raise InvalidRequest("--slug names one API: give it with a single document only")
+    for location, tree_slug in sources:
+        try:
+            content, source_url = _read_source(location)
+            report = openapi_document_import(
+                document=document_load(content),
+                source=location,
+                source_url=source_url,
+                slug=slug or tree_slug,
+                default_price_micros=default_price_micros,
+                verify=verify,
+            )
+        except DocumentError as error:
+            summary.errors.append((location, str(error)))
+            continue
+        except Exception as error:  # one broken document must not stop a directory import
+            logger.exception("Importing %s failed", location)
+            summary.errors.append((location, f"unexpected {error.__class__.__name__}: {error}"))
+            continue
+        summary.documents.append(report)
+    return summary
+
+
+def openapi_content_import(
+    *,
+    content: bytes,
+    name: str,
+    slug: str = "",
+    default_price_micros: int,
+    verify: bool = False,
+) -> ImportSummary:
+    """Import one uploaded document (the admin's import page)."""
+    summary = ImportSummary()
+    source = f"upload:{name}"
+    try:
+        report = openapi_document_import(
+            document=document_load(content),
+            source=source,
+            slug=slug,
+            default_price_micros=default_price_micros,
+            verify=verify,
+        )
+    except DocumentError as error:
+        summary.errors.append((name, str(error)))
+    else:
+        summary.documents.append(report)
+    return summary
+
+
+def openapi_document_import(
+    *,
+    document: dict,
+    source: str,
+    default_price_micros: int,
+    slug: str = "",
+    source_url: str = "",
+    verify: bool = False,
+) -> DocumentReport:
+    """Create or update one API and its endpoints from a parsed OpenAPI document.
+
+    The API is found by slug (the x-gateway-api slug, else ``slug``, else the slugified title), so
+    importing the same document again updates it in place. Operations no longer in the document
+    are disabled, not deleted (usage history points at them). Prices, payable, verified and
+    enabled flags that the operator set by hand are kept.
+    """
+    parsed = document_parse(document, source_url=source_url)
+    api_slug = parsed.slug or slug or slug_from_text(parsed.title)
+    if not api_slug:
+        raise DocumentError(
+            "no slug: set x-gateway-api.slug, pass --slug, or give the document an info.title"
+        )
+    if parsed.slug and slug_from_text(parsed.slug) != parsed.slug:
+        raise DocumentError(
+            f"x-gateway-api.slug {parsed.slug!r} is not a slug (lowercase letters, digits, -)"
+        )
+    if len(api_slug) > 100:
+        raise DocumentError(f"slug {api_slug!r} is longer than 100 characters")
+    report = DocumentReport(source=source, slug=api_slug, warnings=list(parsed.warnings))
+    report.endpoints_skipped = parsed.skipped
+
+    with transaction.atomic():
+        owner = _owner_for(parsed.owner_slug) if parsed.owner_slug else None
+        api = ProviderApi.objects.select_for_update().filter(slug=api_slug).first()
+        report.api_created = api is None
+        if api is None:
+            api = ProviderApi(slug=api_slug)
+        elif api.source and api.source != source:
+            report.warnings.append(f"replaces the API {api_slug} imported from {api.source}")
+        values = _api_values(parsed, api_slug, owner, source)
+        if report.api_created or not api.verified_by_operator:
+            values["verified"] = bool(verify or parsed.verified)
+        if parsed.auth_declared or report.api_created:
+            values["upstream_auth_type"] = parsed.auth_type or "none"
+            values["upstream_auth_name"] = parsed.auth_name
+        api_changed = [name for name, value in values.items() if getattr(api, name) != value]
+        for name in api_changed:
+            setattr(api, name, values[name])
+        if report.api_created:
+            api.save()
+        elif api_changed:
+            api.save(update_fields=[*api_changed, "updated_at"])
+            report.api_updated = True
+        changed = report.api_created or report.api_updated
+        changed |= _import_endpoints(api, parsed, report, default_price_micros, verify)
+        if changed:
+            catalog_version_bump()
+    return report
+
+
+def _api_values(parsed: ParsedApi, slug: str, owner, source: str) -> dict[str, Any]:
+    values = {
+        "name": (parsed.name or slug)[:200],
+        "description": parsed.description,
+        "category": parsed.category,
+        "base_url": parsed.base_url,
+        "docs_url": parsed.docs_url,
+        "owner_id": owner.pk if owner else None,
+        "source": source[:500],
+        "sandbox_base_url": f"{settings.SANDBOX_BASE_URL}/{slug}" if parsed.sandbox else "",
+    }
+    if parsed.timeout_seconds is not None:
+        values["timeout_seconds"] = parsed.timeout_seconds
+    return values
+
+
+def _import_endpoints(
+    api: ProviderApi,
+    parsed: ParsedApi,
+    report: DocumentReport,
+    default_price_micros: int,
+    verify: bool,
+) -> bool:
+    existing = {(ep.method, ep.path): ep for ep in Endpoint.objects.filter(api=api)}
+    to_create: list[Endpoint] = []
+    to_update: dict[int, Endpoint] = {}
+    update_fields: set[str] = set()
+    for item in parsed.endpoints:
+        values = _endpoint_values(item, parsed, default_price_micros, verify)
+        endpoint = existing.get((item.method, item.path))
+        if endpoint is None:
+            to_create.append(Endpoint(api=api, method=item.method, path=item.path, **values))
+            continue
+        if endpoint.price_set_by_operator:
+            for name in ENDPOINT_PRICE_FIELDS:
+                values.pop(name)
+        if endpoint.verified_by_operator:
+            values.pop("verified")
+        if endpoint.enabled_by_operator:
+            values.pop("enabled")
+        changed = [name for name, value in values.items() if getattr(endpoint, name) != value]
+        if changed:
+            for name in changed:
+                setattr(endpoint, name, values[name])
+            to_update[endpoint.pk] = endpoint
+            update_fields.update(changed)
+        else:
+            report.endpoints_unchanged += 1
+
+    in_document = {(item.method, item.path) for item in parsed.endpoints}
+    removed = [
+        endpoint.pk
+        for key, endpoint in existing.items()
+        if key not in in_document and endpoint.enabled
+    ]
+    if to_create:
+        Endpoint.objects.bulk_create(to_create, batch_size=500)
+    if to_update:
+        now = timezone.now()  # bulk_update does not run auto_now
+        for endpoint in to_update.values():
+            endpoint.updated_at = now
+        Endpoint.objects.bulk_update(
+            list(to_update.values()), [*sorted(update_fields), "updated_at"], batch_size=200
+        )
+    if removed:
+        # The operator's own enable/disable is forgotten: the document no longer offers it.
+        Endpoint.objects.filter(pk__in=removed).update(
+            enabled=False, enabled_by_operator=False, updated_at=timezone.now()
+        )
+    report.endpoints_created = len(to_create)
+    report.endpoints_updated = len(to_update)
+    report.endpoints_disabled = len(removed)
+    polls_changed = _link_poll_endpoints(api, parsed)
+    return bool(to_create or to_update or removed or polls_changed)
+
+
+def _endpoint_values(
+    item: ParsedEndpoint, parsed: ParsedApi, default_price_micros: int, verify: bool
+) -> dict[str, Any]:
+    values: dict[str, Any] = {name: getattr(item, name) for name in ENDPOINT_DOCUMENT_FIELDS}
+    price = item.price
+    if price is None:
+        kind = Endpoint.PriceKind.FIXED if default_price_micros else Endpoint.PriceKind.FREE
+        values.update(
+            price_kind=kind,
+            price_micros=default_price_micros,
+            result_count_path="",
+            result_bound_param="",
+            result_max=None,
+            input_micros_per_mtok=0,
+            output_micros_per_mtok=0,
+            default_max_tokens=None,
+        )
+    else:
+        values.update(
+            price_kind=price.kind,
+            price_micros=price.price_micros,
+            result_count_path=price.result_count_path,
+            result_bound_param=price.result_bound_param,
+            result_max=price.result_max,
+            input_micros_per_mtok=price.input_micros_per_mtok,
+            output_micros_per_mtok=price.output_micros_per_mtok,
+            default_max_tokens=price.default_max_tokens,
+        )
+    values["is_payable"] = item.is_payable if item.is_payable is not None else True
+    if verify:
+        values["verified"] = True
+    elif item.verified is not None:
+        values["verified"] = item.verified
+    else:
+        values["verified"] = bool(parsed.verified)
+    values["enabled"] = item.enabled if item.enabled is not None else True
+    return values
+
+
+def _link_poll_endpoints(api: ProviderApi, parsed: ParsedApi) -> bool:
+    wanted = {(item.method, item.path): item.poll for item in parsed.endpoints}
+    rows = list(Endpoint.objects.filter(api=api).only("pk", "method", "path", "poll_endpoint_id"))
+    ids = {(row.method, row.path): row.pk for row in rows}
+    changed = []
+    for row in rows:
+        poll = wanted.get((row.method, row.path))
+        target = ids.get(poll) if poll else None
+        if (row.method, row.path) in wanted and row.poll_endpoint_id != target:
+            row.poll_endpoint_id = target
+            changed.append(row)
+    if changed:
+        Endpoint.objects.bulk_update(changed, ["poll_endpoint"], batch_size=500)
+    return bool(changed)
+
+
+def _owner_for(slug: str) -> Organization:
+    owner_slug = slug_from_text(slug)[:80]
+    if not owner_slug:
+        raise DocumentError(f"x-gateway-api.owner {slug!r} is not a slug")
+    owner, _ = Organization.objects.get_or_create(
+        slug=owner_slug, defaults={"name": owner_slug.replace("-", " ").title()}
+    )
+    return owner
+
+
+def slug_from_text(text: str) -> str:
+    """ "Hunter.io API v2" -> "hunter-io-api-v2" (dots become dashes, unlike django's slugify)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:100].strip("-")
+
+
+def _tree_sources(root: Path) -> list[tuple[str, str]]:
+    """Every document under ``root`` with a stable slug derived from its place in the tree:
+    specs/lufthansa.com/public/1.0.json -> lufthansa-com-public (the version file is dropped)."""
+    files = sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file()
+        and path.suffix.lower() in DOCUMENT_SUFFIXES
+        and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    )
+    sources: list[tuple[str, str]] = []
+    used: set[str] = set()
+    for path in files:
+        parts = path.relative_to(root).parts
+        named = parts[:-1] if len(parts) > 1 else (path.stem,)
+        candidates = [
+            slug_from_text("-".join(named)),
+            slug_from_text("-".join([*named, path.stem])),
+        ]
+        slug = next((c for c in candidates if c and c not in used), "")
+        if not slug:  # two files that slugify alike: a digest of the path keeps them apart
+            digest = hashlib.sha256(str(path.relative_to(root)).encode()).hexdigest()[:8]
+            slug = f"{candidates[0][:91]}-{digest}".strip("-")
+        if len(slug) > 100:
+            digest = hashlib.sha256(slug.encode()).hexdigest()[:8]
+            slug = f"{slug[:91].strip('-')}-{digest}"
+        used.add(slug)
+        sources.append((str(path), slug))
+    return sources
+
+
+def _read_source(location: str) -> tuple[bytes, str]:
+    """The bytes of a file or an http(s) URL, and the URL (relative servers resolve against it)."""
+    if not re.match(r"^https?://", location):
+        path = Path(location)
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise DocumentError(f"larger than {MAX_DOCUMENT_BYTES} bytes")
+        return path.read_bytes(), ""
+    try:
+        response = requests.get(location, timeout=URL_TIMEOUT_SECONDS, stream=True)
+    except requests.RequestException as error:
+        raise DocumentError(f"cannot fetch: {error.__class__.__name__}: {error}") from None
+    with response:
+        if response.status_code != 200:
+            raise DocumentError(f"fetching it answered HTTP {response.status_code}")
+        chunks, size = [], 0
+        for chunk in response.iter_content(chunk_size=65536):
+            size += len(chunk)
+            if size > MAX_DOCUMENT_BYTES:
+                raise DocumentError(f"larger than {MAX_DOCUMENT_BYTES} bytes")
+            chunks.append(chunk)
+    return b"".join(chunks), location

@@ -1,0 +1,290 @@
+"""Code that calls an endpoint, generated from its real parameters.
+
+Required parameters get example values derived from their example, default, enum, type, format
+and name. Gateway snippets read the key from GATEWAY_API_KEY and the address from
+GATEWAY_BASE_URL (defaulting to settings.GATEWAY_BASE_URL); payment-rail snippets read the paying
+wallet's key from PRIVATE_KEY and call settings.X402_URL.
+"""
+
+import json
+import re
+import shlex
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from django.conf import settings
+
+FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
+ALL_FORMATS = (*FORMATS, "all")
+SDK_PACKAGE = "gw-sdk"
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+PLACEHOLDER = re.compile(r"{([^{}/]+)}")
+# Characters kept as they are when a catalog path becomes part of a URL; "#" and spaces are not.
+URL_PATH_SAFE = "/:@!$&'()*+,;=-._~?%{}"
+
+_NAMED_EXAMPLES = (
+    (re.compile(r"e-?mail"), "jane@example.com"),
+    (re.compile(r"domain|host"), "example.com"),
+    (re.compile(r"url|website|link|uri"), "https://example.com"),
+    (re.compile(r"first_?name|given"), "Jane"),
+    (re.compile(r"last_?name|family|surname"), "Doe"),
+    (re.compile(r"company|organi[sz]ation"), "Example Inc"),
+    (re.compile(r"phone|mobile"), "+15555550100"),
+    (re.compile(r"country"), "US"),
+    (re.compile(r"lang"), "en"),
+    (re.compile(r"currency"), "USD"),
+    (re.compile(r"^q$|query|search|keyword|prompt|term|text"), "example"),
+    (re.compile(r"(^|_)id$|id$|uuid|key$"), "123"),
+    (re.compile(r"name"), "Jane Doe"),
+)
+_FORMAT_EXAMPLES = {
+    "date": "2024-01-01",
+    "date-time": "2024-01-01T00:00:00Z",
+    "email": "jane@example.com",
+    "uri": "https://example.com",
+    "url": "https://example.com",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "ipv4": "192.0.2.1",
+}
+
+
+def example_value(param: dict) -> Any:
+    """A plausible value for a parameter record (example, default, enum, then type and name)."""
+    for key in ("example", "default"):
+        if param.get(key) is not None:
+            return param[key]
+    if param.get("enum"):
+        return param["enum"][0]
+    kind = param.get("type") or "string"
+    name = str(param.get("name", "")).lower()
+    if kind in ("integer", "number"):
+        value = 10 if re.search(r"limit|size|count|per_?page|max", name) else 1
+        if isinstance(param.get("minimum"), int | float) and value < param["minimum"]:
+            value = param["minimum"]
+        if isinstance(param.get("maximum"), int | float) and value > param["maximum"]:
+            value = param["maximum"]
+        return int(value) if kind == "integer" else value
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [example_value({"name": name, "type": param.get("items", "string")})]
+    if kind == "object":
+        return {}
+    if kind == "file":
+        return "example.txt"
+    if param.get("format") in _FORMAT_EXAMPLES:
+        return _FORMAT_EXAMPLES[param["format"]]
+    for pattern, value in _NAMED_EXAMPLES:
+        if pattern.search(name):
+            return value
+    return "example"
+
+
+def fill_path(endpoint, path_values: dict[str, str]) -> str:
+    """The catalog path with every placeholder given a value (the caller's, else an example)."""
+    examples = {param["name"]: param for param in endpoint.path_params}
+
+    def value_for(match: re.Match) -> str:
+        name = match.group(1)
+        if name in path_values:
+            return path_values[name]
+        return quote(str(example_value(examples.get(name, {"name": name}))), safe="")
+
+    return PLACEHOLDER.sub(value_for, endpoint.path)
+
+
+def _required_values(params: list[dict]) -> dict[str, Any]:
+    return {param["name"]: example_value(param) for param in params if param.get("required")}
+
+
+def run_request(endpoint, path_values: dict[str, str]) -> dict[str, Any]:
+    """The JSON body of a POST /v1/run that calls the endpoint with its required parameters."""
+    payload: dict[str, Any] = {"api": endpoint.api.slug, "path": fill_path(endpoint, path_values)}
+    query = _required_values(endpoint.query_params)
+    if query:
+        payload["query"] = query
+    if endpoint.body_type == "array":
+        payload["body"] = []
+    elif endpoint.body_type and (endpoint.body_params or endpoint.method in BODY_METHODS):
+        payload["body"] = _required_values(endpoint.body_params)
+    return payload
+
+
+def run_api_text(endpoint, path_values: dict[str, str]) -> str:
+    """The exact /v1/run call, for details: POST <base>/v1/run {...}."""
+    body = json.dumps(run_request(endpoint, path_values), ensure_ascii=False)
+    return f"POST {settings.GATEWAY_BASE_URL}/v1/run {body}"
+
+
+def rail_url(rail_base: str, slug: str, path: str) -> str:
+    """<rail>/<slug><path>, with characters a URL path cannot carry as-is (such as #) escaped."""
+    return f"{rail_base}/{slug}{quote(path, safe=URL_PATH_SAFE)}"
+
+
+def setup_commands() -> dict[str, str]:
+    return {
+        "sdk": (
+            f"npm install {SDK_PACKAGE}\n"
+            "export GATEWAY_API_KEY=gw_live_...  # a key from the dashboard\n"
+            f"export GATEWAY_BASE_URL={settings.GATEWAY_BASE_URL}"
+        ),
+        "x402": (
+            "npm install x402-fetch viem  # JavaScript\n"
+            "pip install x402 eth-account requests  # Python\n"
+            "export PRIVATE_KEY=0x...  # the key of the wallet that pays in USDC"
+        ),
+    }
+
+
+def snippet(format: str, endpoint, path_values: dict[str, str]) -> str:
+    return _BUILDERS[format](endpoint, path_values)
+
+
+# --- The formats ----------------------------------------------------------------------------------
+
+
+def _gw_sdk(endpoint, path_values) -> str:
+    request = _indented_json(run_request(endpoint, path_values))
+    return (
+        f'import {{ Gateway }} from "{SDK_PACKAGE}";\n'
+        "\n"
+        "const gateway = new Gateway({\n"
+        "  apiKey: process.env.GATEWAY_API_KEY,\n"
+        f"  baseUrl: process.env.GATEWAY_BASE_URL ?? {json.dumps(settings.GATEWAY_BASE_URL)},\n"
+        "});\n"
+        "\n"
+        f"const result = await gateway.run({request});\n"
+        "console.log(result.data);\n"
+    )
+
+
+def _run_api(endpoint, path_values) -> str:
+    request = _python_literal(run_request(endpoint, path_values))
+    return (
+        "import os\n"
+        "\n"
+        "import requests\n"
+        "\n"
+        f'base_url = os.environ.get("GATEWAY_BASE_URL", {json.dumps(settings.GATEWAY_BASE_URL)})\n'
+        "response = requests.post(\n"
+        '    f"{base_url}/v1/run",\n'
+        '    headers={"Authorization": f"Bearer {os.environ[\'GATEWAY_API_KEY\']}"},\n'
+        f"    json={_indent(request, 4)},\n"
+        "    timeout=60,\n"
+        ")\n"
+        "print(response.status_code)\n"
+        "print(response.json())\n"
+    )
+
+
+def _curl(endpoint, path_values) -> str:
+    body = json.dumps(run_request(endpoint, path_values), ensure_ascii=False)
+    base = '"${GATEWAY_BASE_URL:-' + settings.GATEWAY_BASE_URL + '}/v1/run"'
+    return (
+        f"curl -sS -X POST {base} \\\n"
+        '  -H "Authorization: Bearer $GATEWAY_API_KEY" \\\n'
+        '  -H "Content-Type: application/json" \\\n'
+        f"  -d {shlex.quote(body)}\n"
+    )
+
+
+def _rail_call(endpoint, path_values) -> tuple[str, dict | None, Any]:
+    """The rail URL (with required query parameters) and the JSON body, if the call has one."""
+    url = rail_url(settings.X402_URL, endpoint.api.slug, fill_path(endpoint, path_values))
+    query = {k: _query_text(v) for k, v in _required_values(endpoint.query_params).items()}
+    request = run_request(endpoint, path_values)
+    return url, query or None, request.get("body")
+
+
+def _x402_fetch(endpoint, path_values) -> str:
+    url, query, body = _rail_call(endpoint, path_values)
+    if query:
+        separator = "&" if "?" in url else "?"
+        url = f"{url}{separator}{urlencode(query, doseq=True)}"
+    options = [f"  method: {json.dumps(endpoint.method)},"]
+    if body is not None:
+        options.append('  headers: { "Content-Type": "application/json" },')
+        options.append(f"  body: JSON.stringify({_indent(_indented_json(body), 2)}),")
+    return (
+        'import { wrapFetchWithPayment } from "x402-fetch";\n'
+        'import { privateKeyToAccount } from "viem/accounts";\n'
+        "\n"
+        "const account = privateKeyToAccount(process.env.PRIVATE_KEY);\n"
+        "const fetchWithPayment = wrapFetchWithPayment(fetch, account);\n"
+        "\n"
+        f"const response = await fetchWithPayment({json.dumps(url)}, {{\n"
+        + "\n".join(options)
+        + "\n});\n"
+        "console.log(response.status, await response.json());\n"
+    )
+
+
+def _x402_python(endpoint, path_values) -> str:
+    url, query, body = _rail_call(endpoint, path_values)
+    arguments = [f"    {json.dumps(endpoint.method)},", f"    {json.dumps(url)},"]
+    if query:
+        arguments.append(f"    params={_indent(_python_literal(query), 4)},")
+    if body is not None:
+        arguments.append(f"    json={_indent(_python_literal(body), 4)},")
+    return (
+        "import os\n"
+        "\n"
+        "from eth_account import Account\n"
+        "from x402.clients.requests import x402_requests\n"
+        "\n"
+        'account = Account.from_key(os.environ["PRIVATE_KEY"])\n'
+        "session = x402_requests(account)\n"
+        "\n"
+        "response = session.request(\n" + "\n".join(arguments) + "\n    timeout=60,\n)\n"
+        "print(response.status_code)\n"
+        "print(response.json())\n"
+    )
+
+
+_BUILDERS = {
+    "gw-sdk": _gw_sdk,
+    "run-api": _run_api,
+    "curl": _curl,
+    "x402-fetch": _x402_fetch,
+    "x402-python": _x402_python,
+}
+
+
+def _indented_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _python_literal(value: Any, indent: int = 0) -> str:
+    """A Python expression for JSON data, laid out like the JSON (JSON strings are valid Python)."""
+    inner = " " * (indent + 4)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: "
+            f"{_python_literal(item, indent + 4)},"
+            for key, item in value.items()
+        ]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        items = [f"{inner}{_python_literal(item, indent + 4)}," for item in value]
+        return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _indent(text: str, spaces: int) -> str:
+    return text.replace("\n", "\n" + " " * spaces)
+
+
+def _query_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return [_query_text(item) for item in value]
+    return value

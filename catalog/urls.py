@@ -1,0 +1,9 @@
+from django.urls import path
+
+from catalog.apis import EndpointDetailsApi, EndpointIntegrateApi, EndpointListApi
+
+urlpatterns = [
+    path("v1/list-endpoints", EndpointListApi.as_view(), name="list-endpoints"),
+    path("v1/details", EndpointDetailsApi.as_view(), name="details"),
+    path("v1/integrate", EndpointIntegrateApi.as_view(), name="integrate"),
+]

@@ -1,0 +1,82 @@
+import re
+
+import pytest
+
+from catalog.selectors import endpoint_resolve
+from gateway.errors import InvalidRequest, NotFound
+from tests.factories import make_endpoint, make_provider_api
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def jobs_api():
+    api = make_provider_api("jobs")
+    make_endpoint(api, "/v1/jobs", "GET")
+    make_endpoint(api, "/v1/jobs", "POST")
+    make_endpoint(api, "/v1/jobs/{id}", "GET")
+    make_endpoint(api, "/v1/jobs/latest", "GET")
+    make_endpoint(api, "/v1/jobs/{id}/runs/{run}", "GET")
+    make_endpoint(api, "/v1/files/{name}.{ext}", "GET")
+    make_endpoint(api, "/v1/hidden/{id}", "GET", enabled=False)
+    return api
+
+
+def test_a_catalog_path_resolves_to_its_endpoint_with_the_api_loaded(jobs_api):
+    resolved = endpoint_resolve(api_slug="jobs", path="/v1/jobs/{id}")
+    assert (resolved.endpoint.method, resolved.endpoint.path) == ("GET", "/v1/jobs/{id}")
+    assert resolved.api.slug == "jobs"
+    assert resolved.path_params == {}
+
+
+def test_a_concrete_path_matches_its_template_and_gives_the_placeholder_values(jobs_api):
+    resolved = endpoint_resolve(api_slug="jobs", path="/v1/jobs/abc/runs/7")
+    assert resolved.endpoint.path == "/v1/jobs/{id}/runs/{run}"
+    assert resolved.path_params == {"id": "abc", "run": "7"}
+    files = endpoint_resolve(api_slug="jobs", path="/v1/files/report.pdf")
+    assert files.path_params == {"name": "report", "ext": "pdf"}
+
+
+def test_a_literal_path_wins_over_a_template_that_also_matches(jobs_api):
+    assert endpoint_resolve(api_slug="jobs", path="/v1/jobs/latest").endpoint.path == (
+        "/v1/jobs/latest"
+    )
+    assert endpoint_resolve(api_slug="jobs", path="/v1/jobs/other").endpoint.path == (
+        "/v1/jobs/{id}"
+    )
+
+
+def test_a_path_with_several_methods_needs_a_method_and_the_error_lists_them(jobs_api):
+    with pytest.raises(InvalidRequest, match=r"several methods \(GET, POST\)"):
+        endpoint_resolve(api_slug="jobs", path="/v1/jobs")
+    assert endpoint_resolve(api_slug="jobs", path="/v1/jobs", method="post").endpoint.method == (
+        "POST"
+    )
+
+
+def test_a_method_the_path_does_not_have_is_not_found_and_names_the_methods_it_has(jobs_api):
+    with pytest.raises(
+        NotFound, match=re.escape("No DELETE /v1/jobs/{id} in API jobs; it has GET")
+    ):
+        endpoint_resolve(api_slug="jobs", path="/v1/jobs/{id}", method="DELETE")
+
+
+def test_an_unknown_slug_is_not_found_and_named(jobs_api):
+    with pytest.raises(NotFound, match="Unknown API: nope"):
+        endpoint_resolve(api_slug="nope", path="/v1/jobs")
+
+
+def test_an_unknown_path_is_not_found_and_named(jobs_api):
+    with pytest.raises(NotFound, match="No endpoint /v2/other in API jobs"):
+        endpoint_resolve(api_slug="jobs", path="/v2/other")
+    with pytest.raises(NotFound):
+        endpoint_resolve(api_slug="jobs", path="/v1/jobs/a/b")  # a value never spans segments
+
+
+def test_disabled_endpoints_and_disabled_apis_do_not_resolve(jobs_api):
+    with pytest.raises(NotFound):
+        endpoint_resolve(api_slug="jobs", path="/v1/hidden/1")
+    jobs_api.enabled = False
+    jobs_api.save()
+    with pytest.raises(NotFound, match="Unknown API: jobs"):
+        endpoint_resolve(api_slug="jobs", path="/v1/jobs/{id}")
