@@ -171,6 +171,13 @@ class UsageEvent(models.Model):
     cost_micros = models.BigIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
+    # Continuation billing: the endpoint called, a digest of its non-pagination parameters and
+    # the charged request this call continues (itself, for a charged first page).
+    endpoint = models.ForeignKey(
+        "catalog.Endpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    params_fingerprint = models.CharField(max_length=64, blank=True)
+    billing_root_request_id = models.CharField(max_length=80, blank=True)
 
     class Meta:
         indexes = [

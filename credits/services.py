@@ -381,6 +381,9 @@ def usage_event_record(
     cost_micros: int,
     latency_ms: int,
     created_at: datetime | None = None,
+    endpoint=None,
+    params_fingerprint: str = "",
+    billing_root_request_id: str = "",
 ) -> UsageEvent:
     return UsageEvent.objects.create(
         account=account,
@@ -394,4 +397,7 @@ def usage_event_record(
         cost_micros=cost_micros,
         latency_ms=latency_ms,
         created_at=created_at or timezone.now(),
+        endpoint=endpoint,
+        params_fingerprint=params_fingerprint,
+        billing_root_request_id=billing_root_request_id,
     )

@@ -92,9 +92,12 @@ class UpstreamError(ApiError):
     code = "UPSTREAM_ERROR"
     default_message = "The provider failed"
 
-    def __init__(self, message: str | None = None, *, status: int = 502, **kwargs):
+    def __init__(
+        self, message: str | None = None, *, status: int = 502, upstream_ms: float = 0, **kwargs
+    ):
         super().__init__(message, **kwargs)
         self.status_code = status
+        self.upstream_ms = upstream_ms
 
 
 class InternalError(ApiError):

@@ -1,4 +1,5 @@
 import logging
+import time
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -21,6 +22,7 @@ class ApiEnvelopeMiddleware:
     def __call__(self, request):
         if not is_api_path(request.path):
             return self.get_response(request)
+        request.gateway_started = time.perf_counter()
         try:
             # Reading the body here enforces DATA_UPLOAD_MAX_MEMORY_SIZE before any view runs.
             request.body  # noqa: B018

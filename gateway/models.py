@@ -133,3 +133,31 @@ class ApiKey(models.Model):
 def hash_api_key_secret(secret: str) -> str:
     # Keys carry 256 random bits, so an unsalted fast hash is safe and lets lookups use an index.
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class IdempotencyRecord(models.Model):
+    """The stored outcome of a request sent with an Idempotency-Key, per API key, for 24 hours.
+
+    The unique (api_key, key) pair is what makes two concurrent retries run the call once.
+    """
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress", "In progress"
+        COMPLETED = "completed", "Completed"
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    state = models.CharField(max_length=11, choices=State.choices, default=State.IN_PROGRESS)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "key"], name="unique_idempotency_key")
+        ]
+        indexes = [models.Index(fields=["created_at"])]
+
+    def __str__(self):
+        return f"{self.key} ({self.state})"

@@ -162,6 +162,13 @@ UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=32)
 # Allow providers on private, loopback or link-local addresses (the sandbox always is).
 UPSTREAM_ALLOW_PRIVATE_NETWORKS = env.bool("UPSTREAM_ALLOW_PRIVATE_NETWORKS", default=False)
 
+# Serve live keys' calls from the sandbox too, for APIs that have one (the demo of `make run`,
+# which has no provider credentials). Live calls are still charged.
+LIVE_CALLS_USE_SANDBOX = env.bool("LIVE_CALLS_USE_SANDBOX", default=False)
+
+# How long an Idempotency-Key's outcome is kept and replayed.
+IDEMPOTENCY_KEY_TTL_SECONDS = env.int("IDEMPOTENCY_KEY_TTL_SECONDS", default=24 * 3600)
+
 # --- Auth, sessions, security -----------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -12,6 +12,7 @@ connections to private, loopback or link-local addresses are refused after the s
 import contextvars
 import http.cookiejar
 import ipaddress
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -63,8 +64,9 @@ class UpstreamRequest:
     method: str
     url: str
     query: dict = field(default_factory=dict)
-    json_body: Any = None
+    body: Any = None
     has_body: bool = False
+    body_encoding: str = "json"  # json | form | multipart
     auth: UpstreamAuth = field(default_factory=UpstreamAuth)
     timeout_seconds: float = 30
     allow_private_network: bool = False
@@ -250,8 +252,8 @@ def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
             request.method,
             request.url,
             params=params,
-            json=request.json_body if request.has_body else None,
             headers=headers,
+            **_encoded_body(request),
             timeout=(min(timeout, settings.UPSTREAM_CONNECT_TIMEOUT_SECONDS), timeout),
             allow_redirects=False,
             stream=True,
@@ -282,6 +284,21 @@ def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
     )
 
 
+def _encoded_body(request: UpstreamRequest) -> dict:
+    if not request.has_body:
+        return {}
+    if request.body_encoding == "form":
+        return {"data": request.body}
+    if request.body_encoding == "multipart":
+        return {
+            "files": {
+                name: (None, value if isinstance(value, str) else json.dumps(value))
+                for name, value in request.body.items()
+            }
+        }
+    return {"json": request.body}
+
+
 def _read_capped(response: requests.Response, limit: int) -> bytes:
     declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -309,6 +326,8 @@ def _causes(error: BaseException):
 
 def _timed_out(error: Exception) -> bool:
     # urllib3 wraps a read timeout in MaxRetryError, which requests reports as ConnectionError.
+    if isinstance(error, requests.Timeout):
+        return True
     for cause in _causes(error):
         if isinstance(cause, NewConnectionError):
             return False

@@ -1,5 +1,6 @@
 from dataclasses import dataclass
 
+from catalog.models import Endpoint, ProviderApi
 from credits.models import Account
 from credits.services import account_for_organization, account_for_user, credits_grant
 from gateway.models import ApiKey, Membership, Organization, User, hash_api_key_secret
@@ -48,9 +49,9 @@ def fund(user: User, micros: int) -> Account:
 def provider_account(slug: str = "provider-co") -> Account:
     organization, _ = Organization.objects.get_or_create(slug=slug, defaults={"name": slug})
     return account_for_organization(organization=organization)
-def make_provider_api(slug: str = "acme-search", **fields):
-    from catalog.models import ProviderApi
 
+
+def make_provider_api(slug: str = "acme-search", **fields):
     defaults = {
         "name": slug.replace("-", " ").title(),
         "description": f"The {slug} API",
@@ -60,8 +61,6 @@ def make_provider_api(slug: str = "acme-search", **fields):
 
 
 def make_endpoint(api, path: str = "/v1/search", method: str = "GET", **fields):
-    from catalog.models import Endpoint
-
     defaults = {
         "summary": f"{method} {path}",
         "price_kind": Endpoint.PriceKind.FIXED,

@@ -54,7 +54,7 @@ def test_a_third_failure_is_returned_not_retried_again(provider):
 
 def test_a_post_is_never_retried_on_a_status(provider):
     provider.routes["/create"] = failing_then_ok(1, status=503)
-    response = call(provider.url + "/create", method="POST", json_body={"a": 1}, has_body=True)
+    response = call(provider.url + "/create", method="POST", body={"a": 1}, has_body=True)
     assert response.status == 503
     assert len(provider.calls("/create")) == 1
 
@@ -83,7 +83,7 @@ def test_a_retry_after_beyond_the_deadline_is_not_waited_for(provider):
 
 def test_a_refused_connection_is_a_failure_saying_so():
     with pytest.raises(UpstreamFailure, match="connection refused"):
-        call(f"http://127.0.0.1:{closed_port()}/x", method="POST", has_body=True, json_body={})
+        call(f"http://127.0.0.1:{closed_port()}/x", method="POST", has_body=True, body={})
 
 
 def test_a_reset_connection_is_a_failure_and_is_not_retried(provider):
@@ -181,3 +181,39 @@ def test_the_url_stays_on_the_providers_origin_and_base_path():
     assert build_url("https://api.example.com/v2", "/jobs/1") == "https://api.example.com/v2/jobs/1"
     with pytest.raises(InvalidRequest):
         build_url("https://api.example.com", "@evil.com/x")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "content_type", "sent"),
+    [
+        ("json", "application/json", b'{"q": "a b", "n": 2}'),
+        ("form", "application/x-www-form-urlencoded", b"q=a+b&n=2"),
+    ],
+)
+def test_the_body_is_encoded_as_the_provider_takes_it(provider, encoding, content_type, sent):
+    provider.routes["/in"] = Reply(200, {"ok": True})
+    call(
+        provider.url + "/in",
+        method="POST",
+        body={"q": "a b", "n": 2},
+        has_body=True,
+        body_encoding=encoding,
+    )
+    seen = provider.calls("/in")[0]
+    assert seen.headers["Content-Type"] == content_type
+    assert seen.body == sent
+
+
+def test_a_multipart_body_sends_each_field_as_a_part(provider):
+    provider.routes["/upload"] = Reply(200, {"ok": True})
+    call(
+        provider.url + "/upload",
+        method="POST",
+        body={"name": "a", "tags": ["x"]},
+        has_body=True,
+        body_encoding="multipart",
+    )
+    seen = provider.calls("/upload")[0]
+    assert seen.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+    assert b'name="name"\r\n\r\na\r\n' in seen.body
+    assert b'name="tags"\r\n\r\n["x"]\r\n' in seen.body

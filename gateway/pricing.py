@@ -1,0 +1,156 @@
+"""What a call costs: the quote reserved before the provider is called, and the actual price
+captured after. The actual price never exceeds the quote, so a hold always covers it.
+"""
+
+import json
+import logging
+import math
+from typing import Any
+
+from catalog.models import Endpoint
+from gateway.errors import InvalidRequest
+
+logger = logging.getLogger("gateway.pricing")
+
+DEFAULT_MAX_RESULTS = 100
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
+# Input tokens are estimated generously (about 3 characters a token, plus a per-message
+# overhead and a fixed allowance per non-text part) so the hold covers the real count.
+CHARACTERS_PER_TOKEN = 3
+TOKENS_PER_MESSAGE = 8
+TOKENS_PER_MEDIA_PART = 1500
+MICROS_PER_TOKEN_UNIT = 1_000_000
+
+
+def _request_value(name: str, query: dict, body: Any):
+    if name in query:
+        return query[name]
+    if isinstance(body, dict):
+        return body.get(name)
+    return None
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool):
+        raise InvalidRequest(f"{name} must be a positive integer")
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise InvalidRequest(f"{name} must be a positive integer") from None
+    if number < 0:
+        raise InvalidRequest(f"{name} must be a positive integer")
+    return number
+
+
+def quoted_result_count(*, endpoint: Endpoint, query: dict, body: Any) -> int:
+    ceiling = endpoint.result_max or DEFAULT_MAX_RESULTS
+    if not endpoint.result_bound_param:
+        return ceiling
+    value = _request_value(endpoint.result_bound_param, query, body)
+    if value is None:
+        return ceiling
+    return min(_positive_int(endpoint.result_bound_param, value), ceiling)
+
+
+def _text_tokens(text) -> int:
+    return math.ceil(len(str(text)) / CHARACTERS_PER_TOKEN)
+
+
+def estimated_input_tokens(body: dict) -> int:
+    """Chat ``messages``, or the ``input`` / ``prompt`` of embedding and completion APIs."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        other = body.get("input", body.get("prompt", ""))
+        items = other if isinstance(other, list) else [other]
+        return TOKENS_PER_MESSAGE + sum(_text_tokens(item) for item in items)
+    tokens = 0
+    for message in messages:
+        tokens += TOKENS_PER_MESSAGE
+        content = message.get("content") if isinstance(message, dict) else message
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            if isinstance(part, str):
+                tokens += _text_tokens(part)
+            elif isinstance(part, dict) and part.get("type") == "text":
+                tokens += _text_tokens(part.get("text", ""))
+            elif part is not None:
+                tokens += TOKENS_PER_MEDIA_PART
+        if isinstance(message, dict) and message.get("tool_calls"):
+            tokens += _text_tokens(json.dumps(message["tool_calls"]))
+    if body.get("tools"):
+        tokens += _text_tokens(json.dumps(body["tools"]))
+    return tokens
+
+
+def _token_price(input_tokens: int, output_tokens: int, endpoint: Endpoint) -> int:
+    total = (
+        input_tokens * endpoint.input_micros_per_mtok
+        + output_tokens * endpoint.output_micros_per_mtok
+    )
+    return -(-total // MICROS_PER_TOKEN_UNIT)  # round a fraction of a micro-dollar up
+
+
+def endpoint_quote(*, endpoint: Endpoint, query: dict, body: Any) -> int:
+    """The most this call can cost, in micro-dollars."""
+    kind = endpoint.price_kind
+    if kind == Endpoint.PriceKind.FREE:
+        return 0
+    if kind == Endpoint.PriceKind.FIXED:
+        return endpoint.price_micros
+    if kind == Endpoint.PriceKind.PER_RESULT:
+        return endpoint.price_micros * quoted_result_count(
+            endpoint=endpoint, query=query, body=body
+        )
+    body = body if isinstance(body, dict) else {}
+    max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+    if max_tokens is None:
+        max_tokens = (
+            endpoint.default_max_tokens
+            if endpoint.default_max_tokens is not None
+            else DEFAULT_MAX_OUTPUT_TOKENS
+        )
+    output_tokens = _positive_int("body.max_tokens", max_tokens)
+    return _token_price(estimated_input_tokens(body), output_tokens, endpoint)
+
+
+def _at_path(document: Any, dotted: str):
+    value = document
+    for part in dotted.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def counted_results(*, endpoint: Endpoint, response: Any) -> int | None:
+    found = _at_path(response, endpoint.result_count_path)
+    if isinstance(found, list):
+        return len(found)
+    if isinstance(found, int) and not isinstance(found, bool) and found >= 0:
+        return found
+    return None
+
+
+def endpoint_actual_price(*, endpoint: Endpoint, quote_micros: int, response: Any) -> int:
+    """The price of a successful call from the provider's answer; at most the quote."""
+    kind = endpoint.price_kind
+    if kind in (Endpoint.PriceKind.FREE, Endpoint.PriceKind.FIXED):
+        return quote_micros
+    if kind == Endpoint.PriceKind.PER_RESULT:
+        count = counted_results(endpoint=endpoint, response=response)
+        if count is None:
+            # Never guess in the provider's favour: an answer without its count (or, below,
+            # without its token usage) costs nothing.
+            logger.warning("No result count at %r for %s", endpoint.result_count_path, endpoint)
+            return 0
+        return min(endpoint.price_micros * count, quote_micros)
+    usage = response.get("usage") if isinstance(response, dict) else None
+    if not isinstance(usage, dict):
+        logger.warning("No token usage in the answer of %s", endpoint)
+        return 0
+    input_tokens = usage.get("prompt_tokens") or usage.get("input_tokens") or 0
+    output_tokens = usage.get("completion_tokens") or usage.get("output_tokens") or 0
+    return min(_token_price(int(input_tokens), int(output_tokens), endpoint), quote_micros)

@@ -1,0 +1,403 @@
+"""POST /v1/run: quote -> reserve -> call the provider -> settle, charging exactly once.
+
+The reservation and the settlement are two short transactions; the provider is called with no
+transaction open. A crash between them leaves a pending hold that expires and is given back,
+never a charge without a call.
+"""
+
+import base64
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from catalog.models import Endpoint, ProviderApi
+from catalog.selectors import PLACEHOLDER, endpoint_resolve, provider_api_upstream_secret
+from credits.models import Account, UsageEvent
+from credits.services import (
+    account_for_organization,
+    account_for_owner,
+    hold_capture,
+    hold_release,
+    hold_reserve,
+    usage_event_record,
+)
+from gateway.errors import ApiError, Forbidden, InvalidRequest, UpstreamError
+from gateway.money import micros_to_cents
+from gateway.pricing import endpoint_actual_price, endpoint_quote
+from gateway.selectors import KeyPrincipal
+from gateway.upstream import (
+    UpstreamAuth,
+    UpstreamFailure,
+    UpstreamRequest,
+    UpstreamResponse,
+    build_url,
+    check_caller_path,
+    encode_path_param,
+    upstream_call,
+)
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+CONTINUATION_WINDOW = timedelta(hours=24)
+PROVIDER_REASON_KEYS = ("error", "message", "detail", "error_description", "errors")
+
+
+def new_request_id() -> str:
+    return f"run_{int(time.time() * 1000)}_{secrets.token_hex(6)}"
+
+
+@dataclass
+class RunInput:
+    api: str
+    path: str
+    query: dict = field(default_factory=dict)
+    body: Any = None
+    has_body: bool = False
+    path_params: dict = field(default_factory=dict)
+    parent_request_id: str | None = None
+    method: str | None = None
+
+
+@dataclass
+class RunResult:
+    status: int
+    body: dict
+    upstream_ms: float = 0.0
+
+
+@dataclass
+class _Billing:
+    quote_micros: int
+    charge: bool  # reserve and capture (live key, priced, not a continuation or a poll)
+    fingerprint: str
+    root_request_id: str = ""
+    parent_request_id: str | None = None
+
+
+def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> RunResult:
+    check_caller_path(run.path)
+    resolved = endpoint_resolve(api_slug=run.api, path=run.path, method=run.method)
+    endpoint, api = resolved.endpoint, resolved.api
+    account = account_for_owner(
+        user_id=principal.user_id, organization_id=principal.organization_id
+    )
+    started = timezone.now()
+
+    def record(status: str, cost_micros: int, billing: _Billing | None, latency_ms: float = 0):
+        usage_event_record(
+            account=account,
+            api_key_id=principal.key_id,
+            request_id=request_id,
+            api_slug=api.slug,
+            path=endpoint.path,
+            method=endpoint.method,
+            status=status,
+            mode=principal.mode,
+            cost_micros=cost_micros,
+            latency_ms=int(latency_ms),
+            created_at=started,
+            endpoint=endpoint,
+            params_fingerprint=billing.fingerprint if billing else "",
+            billing_root_request_id=billing.root_request_id if billing else "",
+        )
+
+    billing = None
+    try:
+        url = build_url(
+            _base_url(api, principal), _concrete_path(endpoint, resolved.path_params, run)
+        )
+        _check_inputs(endpoint, run)
+        billing = _billing(
+            endpoint=endpoint, run=run, principal=principal, account=account, request_id=request_id
+        )
+        if billing.charge:
+            hold_reserve(
+                account=account,
+                amount_micros=billing.quote_micros,
+                request_id=request_id,
+                description=f"{api.slug} {endpoint.method} {endpoint.path}",
+                metadata={"api": api.slug, "path": endpoint.path, "method": endpoint.method},
+            )
+    except ApiError:
+        record(UsageEvent.Status.REJECTED, 0, billing)
+        raise
+
+    try:
+        response = upstream_call(
+            UpstreamRequest(
+                method=endpoint.method,
+                url=url,
+                query=run.query,
+                body=run.body,
+                has_body=run.has_body,
+                body_encoding=_body_encoding(endpoint),
+                auth=_upstream_auth(api, principal),
+                timeout_seconds=api.timeout_seconds,
+                allow_private_network=_is_sandbox(url) or settings.UPSTREAM_ALLOW_PRIVATE_NETWORKS,
+            )
+        )
+    except UpstreamFailure as failure:
+        _release(billing, request_id)
+        record(UsageEvent.Status.FAILED, 0, billing, _elapsed_ms(started))
+        raise UpstreamError(
+            failure.message,
+            status=504 if failure.timeout else 502,
+            upstream_ms=_elapsed_ms(started),
+            extra={"data": None, "upstreamStatus": None, "requestId": request_id},
+        ) from None
+
+    data = decode_provider_body(response)
+    if not 200 <= response.status < 300:
+        _release(billing, request_id)
+        record(UsageEvent.Status.FAILED, 0, billing, response.elapsed_ms)
+        raise UpstreamError(
+            f"The provider answered {response.status}: {provider_reason(data, response)}",
+            status=response.status if 400 <= response.status < 500 else 502,
+            upstream_ms=response.elapsed_ms,
+            extra={"data": data, "upstreamStatus": response.status, "requestId": request_id},
+        )
+
+    price = endpoint_actual_price(
+        endpoint=endpoint, quote_micros=billing.quote_micros, response=data
+    )
+    if billing.charge:
+        hold_capture(
+            request_id=request_id,
+            amount_micros=price,
+            provider_account=_provider_account(api),
+            description=f"{api.slug} {endpoint.method} {endpoint.path}",
+        )
+    record(
+        UsageEvent.Status.COMPLETED,
+        price if billing.charge else 0,
+        billing,
+        response.elapsed_ms,
+    )
+    shown_price = price if not billing.parent_request_id else billing.quote_micros
+    billing_body = {"requestId": request_id, "charged": billing.charge and price > 0}
+    if billing.parent_request_id:
+        billing_body = {
+            "requestId": request_id,
+            "parentRequestId": billing.parent_request_id,
+            "charged": False,
+        }
+    return RunResult(
+        status=200,
+        body={
+            "success": True,
+            "priceCents": micros_to_cents(shown_price),
+            "data": data,
+            "requestId": request_id,
+            "billing": billing_body,
+        },
+        upstream_ms=response.elapsed_ms,
+    )
+
+
+def _elapsed_ms(started) -> float:
+    return (timezone.now() - started).total_seconds() * 1000
+
+
+def _base_url(api: ProviderApi, principal: KeyPrincipal) -> str:
+    if principal.is_test or settings.LIVE_CALLS_USE_SANDBOX:
+        if not api.sandbox_base_url:
+            raise Forbidden(
+                f"API {api.slug} has no sandbox, so test keys cannot call it; use a live key"
+                if principal.is_test
+                else f"API {api.slug} has no sandbox to serve live calls in this deployment"
+            )
+        return api.sandbox_base_url
+    return api.base_url
+
+
+def _is_sandbox(url: str) -> bool:
+    return url.startswith(settings.SANDBOX_BASE_URL.rstrip("/") + "/")
+
+
+def _concrete_path(endpoint: Endpoint, resolved_params: dict, run: RunInput) -> str:
+    if not isinstance(run.path_params, dict):
+        raise InvalidRequest("pathParams must be an object")
+    values = {**resolved_params, **run.path_params}
+    missing = [name for name in PLACEHOLDER.findall(endpoint.path) if name not in values]
+    if missing:
+        raise InvalidRequest(
+            f"Fill the placeholders of {endpoint.path}: "
+            + ", ".join(f"{{{name}}}" for name in missing)
+            + " (send a concrete path or pathParams)"
+        )
+    return PLACEHOLDER.sub(
+        lambda match: encode_path_param(match.group(1), values[match.group(1)]), endpoint.path
+    )
+
+
+def _check_inputs(endpoint: Endpoint, run: RunInput) -> None:
+    if run.has_body and endpoint.method not in BODY_METHODS:
+        raise InvalidRequest(
+            f"{endpoint.method} {endpoint.path} takes no body; send its inputs in query"
+        )
+    for name, value in run.query.items():
+        values = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str | int | float | bool) for item in values):
+            raise InvalidRequest(
+                f"query.{name} must be a string, number, boolean or a list of them"
+            )
+    missing = [
+        f"query.{param['name']}"
+        for param in endpoint.query_params
+        if param.get("required") and param["name"] not in run.query
+    ]
+    if endpoint.method in BODY_METHODS:
+        body = run.body if isinstance(run.body, dict) else {}
+        missing += [
+            f"body.{param['name']}"
+            for param in endpoint.body_params
+            if param.get("required") and param["name"] not in body
+        ]
+        if run.has_body and _body_encoding(endpoint) != "json" and not isinstance(run.body, dict):
+            raise InvalidRequest(
+                f"{endpoint.method} {endpoint.path} takes a form: send body as a JSON object"
+            )
+    if missing:
+        raise InvalidRequest(f"Missing required parameters: {', '.join(missing)}")
+    if isinstance(run.body, dict) and run.body.get("stream") is True:
+        raise InvalidRequest(
+            "Streaming is served on the pay-per-call rails, not by /v1/run; omit stream or "
+            "set it to false"
+        )
+
+
+def _body_encoding(endpoint: Endpoint) -> str:
+    content_type = endpoint.body_content_type
+    if content_type == "application/x-www-form-urlencoded":
+        return "form"
+    if content_type.startswith("multipart/"):
+        return "multipart"
+    return "json"
+
+
+def _fingerprint(endpoint: Endpoint, run: RunInput) -> str:
+    paging = set(endpoint.pagination_params or [])
+    body = run.body
+    if isinstance(body, dict):
+        body = {name: value for name, value in body.items() if name not in paging}
+    identity = {
+        "query": {name: value for name, value in run.query.items() if name not in paging},
+        "body": body,
+        "pathParams": {name: v for name, v in run.path_params.items() if name not in paging},
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _billing(
+    *,
+    endpoint: Endpoint,
+    run: RunInput,
+    principal: KeyPrincipal,
+    account: Account,
+    request_id: str,
+) -> _Billing:
+    quote = endpoint_quote(endpoint=endpoint, query=run.query, body=run.body)
+    fingerprint = _fingerprint(endpoint, run)
+    billing = _Billing(
+        quote_micros=quote, charge=not principal.is_test and quote > 0, fingerprint=fingerprint
+    )
+    if run.parent_request_id:
+        root = _continued_request(account=account, parent_id=run.parent_request_id)
+        if (
+            root is not None
+            and root.endpoint_id == endpoint.pk
+            and root.params_fingerprint == fingerprint
+            and root.created_at >= timezone.now() - CONTINUATION_WINDOW
+        ):
+            billing.charge = False
+            billing.parent_request_id = run.parent_request_id
+            billing.root_request_id = root.request_id
+            return billing
+    if billing.charge and Endpoint.objects.filter(poll_endpoint=endpoint).exists():
+        billing.charge = False  # polling an asynchronous job is free; starting it was charged
+    if billing.charge:
+        billing.root_request_id = request_id
+    return billing
+
+
+def _continued_request(*, account: Account, parent_id: str) -> UsageEvent | None:
+    """The charged first page a parentRequestId continues, or None when it was not charged."""
+    parent = UsageEvent.objects.filter(request_id=parent_id).first()
+    if parent is None or parent.account_id != account.pk:
+        raise InvalidRequest(f"parentRequestId {parent_id} is not a request of this account")
+    root_id = parent.billing_root_request_id
+    if not root_id:
+        return None
+    root = (
+        parent
+        if root_id == parent.request_id
+        else (UsageEvent.objects.filter(request_id=root_id, account=account).first())
+    )
+    if root is None or root.status != UsageEvent.Status.COMPLETED or root.cost_micros <= 0:
+        return None
+    return root
+
+
+def _release(billing: _Billing, request_id: str) -> None:
+    if billing.charge:
+        hold_release(request_id=request_id)
+
+
+def _upstream_auth(api: ProviderApi, principal: KeyPrincipal) -> UpstreamAuth:
+    if api.upstream_auth_type == ProviderApi.AuthType.NONE:
+        return UpstreamAuth()
+    return UpstreamAuth(
+        type=api.upstream_auth_type,
+        name=api.upstream_auth_name,
+        secret=provider_api_upstream_secret(api=api),
+    )
+
+
+def _provider_account(api: ProviderApi) -> Account | None:
+    return account_for_organization(organization=api.owner_id) if api.owner_id else None
+
+
+def decode_provider_body(response: UpstreamResponse) -> Any:
+    """The provider's JSON unmodified; other text as a string; binary as base64."""
+    content_type = response.content_type.split(";")[0].strip().lower()
+    if not response.content:
+        return None
+    if content_type.endswith("json") or content_type.endswith("+json") or not content_type:
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            pass
+    if content_type.startswith("text/") or content_type.endswith(("xml", "json", "javascript")):
+        try:
+            return response.content.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return {
+        "contentType": content_type or "application/octet-stream",
+        "encoding": "base64",
+        "content": base64.b64encode(response.content).decode(),
+    }
+
+
+def provider_reason(data: Any, response: UpstreamResponse) -> str:
+    """The provider's own words for a failure, kept short."""
+    reason = None
+    if isinstance(data, dict):
+        for key in PROVIDER_REASON_KEYS:
+            value = data.get(key)
+            if isinstance(value, list) and value:
+                value = value[0]
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("detail") or json.dumps(value)
+            if value:
+                reason = str(value)
+                break
+    elif isinstance(data, str) and data.strip():
+        reason = data.strip()
+    return (reason or "no reason given")[:300]

@@ -1,0 +1,219 @@
+"""POST /v1/run: which provider URL and method a call goes to, and what it refuses before any
+charge."""
+
+import json
+import re
+
+import pytest
+import responses
+
+from credits.models import Hold, UsageEvent
+from tests.factories import fund
+from tests.gateway.conftest import PROVIDER_URL
+
+
+@pytest.fixture
+def funded(alice):
+    return fund(alice.user, 10_000_000)
+
+
+@responses.activate
+def test_the_method_comes_from_the_catalog_and_query_goes_to_the_query_string(
+    run, alice, leads, funded
+):
+    responses.get(f"{PROVIDER_URL}/v2/domain-search", json={"data": {"emails": []}})
+
+    response = run(
+        alice.live_key,
+        api="leads",
+        path="/v2/domain-search",
+        query={"domain": "stripe.com", "limit": 5},
+    )
+
+    assert response.status_code == 200, response.json()
+    sent = responses.calls[0].request
+    assert sent.method == "GET"
+    assert "domain=stripe.com" in sent.url and "limit=5" in sent.url
+    assert sent.body is None
+
+
+@responses.activate
+def test_the_body_is_sent_as_json_to_a_post_endpoint(run, alice, leads, funded):
+    responses.post(f"{PROVIDER_URL}/v1/people/enrich", json={"person": {"name": "Ada"}})
+
+    response = run(
+        alice.live_key,
+        api="leads",
+        path="/v1/people/enrich",
+        body={"email": "ada@example.com", "company": "Analytical"},
+    )
+
+    assert response.status_code == 200
+    sent = responses.calls[0].request
+    assert sent.method == "POST"
+    assert json.loads(sent.body) == {"email": "ada@example.com", "company": "Analytical"}
+    assert sent.headers["Content-Type"] == "application/json"
+
+
+@responses.activate
+def test_the_providers_credential_is_added_and_the_callers_key_is_not_forwarded(
+    run, alice, leads, funded
+):
+    responses.post(f"{PROVIDER_URL}/v1/people/enrich", json={})
+    run(alice.live_key, api="leads", path="/v1/people/enrich", body={"email": "a@b.c"})
+    sent = responses.calls[0].request
+    assert sent.headers["X-Api-Key"] == "provider-secret"
+    assert "Authorization" not in sent.headers
+    assert alice.live_key not in str(sent.headers)
+    assert "Cookie" not in sent.headers
+
+
+@responses.activate
+def test_a_concrete_path_fills_the_templates_placeholders(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v1/jobs/job%20one", json={"status": "done"})
+    assert run(alice.live_key, api="leads", path="/v1/jobs/job one").status_code == 200
+
+
+@responses.activate
+def test_path_params_fill_the_template_and_are_percent_encoded(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v1/jobs/a%2Fb%3Fc", json={"status": "done"})
+    response = run(alice.live_key, api="leads", path="/v1/jobs/{id}", pathParams={"id": "a/b?c"})
+    assert response.status_code == 200, response.json()
+
+
+def error_of(response, status):
+    assert response.status_code == status, response.json()
+    body = response.json()
+    assert body["success"] is False
+    return body
+
+
+@responses.activate
+def test_an_unfilled_placeholder_is_refused(run, alice, leads, funded):
+    body = error_of(run(alice.live_key, api="leads", path="/v1/jobs/{id}"), 400)
+    assert "{id}" in body["error"]
+    assert not responses.calls
+
+
+@responses.activate
+def test_missing_required_parameters_are_named_before_any_charge(run, alice, leads, funded):
+    body = error_of(run(alice.live_key, api="leads", path="/v2/domain-search", query={}), 400)
+    assert body["code"] == "INVALID_REQUEST"
+    assert "query.domain" in body["error"]
+    body = error_of(run(alice.live_key, api="leads", path="/v1/people/enrich", body={}), 400)
+    assert "body.email" in body["error"]
+    assert not responses.calls
+    assert not Hold.objects.exists()
+    assert set(UsageEvent.objects.values_list("status", flat=True)) == {"rejected"}
+
+
+def test_an_unknown_api_is_a_404_naming_the_slug(run, alice, leads):
+    body = error_of(run(alice.live_key, api="nope", path="/v1/x"), 404)
+    assert body["code"] == "NOT_FOUND" and "nope" in body["error"]
+
+
+def test_an_unknown_path_is_a_404_naming_the_path(run, alice, leads):
+    body = error_of(run(alice.live_key, api="leads", path="/v9/unknown"), 404)
+    assert "/v9/unknown" in body["error"]
+
+
+@responses.activate
+def test_a_path_with_several_methods_needs_method(run, alice, leads, funded):
+    body = error_of(run(alice.live_key, api="leads", path="/v1/items"), 400)
+    assert "DELETE" in body["error"] and "GET" in body["error"]
+    responses.delete(f"{PROVIDER_URL}/v1/items", json={"deleted": True})
+    assert run(alice.live_key, api="leads", path="/v1/items", method="DELETE").status_code == 200
+    assert responses.calls[0].request.method == "DELETE"
+
+
+def test_a_body_for_a_get_endpoint_is_refused(run, alice, leads, funded):
+    body = error_of(
+        run(
+            alice.live_key,
+            api="leads",
+            path="/v2/domain-search",
+            query={"domain": "x.com"},
+            body={"domain": "x.com"},
+        ),
+        400,
+    )
+    assert "takes no body" in body["error"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"path": "/v1/jobs"}, "api"),
+        ({"api": "leads"}, "path"),
+        ({"api": "leads", "path": "/v1/jobs", "body": "text"}, "body"),
+        ({"api": "leads", "path": "/v1/jobs", "query": [1]}, "query"),
+        ({"api": "leads", "path": "/v1/jobs", "method": "FETCH"}, "method"),
+    ],
+)
+def test_malformed_run_requests_name_the_field(run, alice, leads, payload, field):
+    body = error_of(run(alice.live_key, **payload), 400)
+    assert body["error"].startswith(f"{field}:")
+
+
+def test_streaming_is_refused_with_a_pointer_to_the_rails(run, alice, leads, funded):
+    body = error_of(
+        run(
+            alice.live_key,
+            api="leads",
+            path="/api/paas/v4/chat/completions",
+            body={"model": "glm-4", "messages": [], "stream": True},
+        ),
+        400,
+    )
+    assert "rails" in body["error"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/../admin",
+        "//evil.test/v1/jobs",
+        "/v1/jobs/%2e%2e/x",
+        "/v1/jobs\\x",
+        "/v1/jobs/a@evil.test",
+    ],
+)
+@responses.activate
+def test_paths_that_could_leave_the_provider_are_refused(run, alice, leads, funded, path):
+    error_of(run(alice.live_key, api="leads", path=path), 400)
+    assert not responses.calls
+
+
+@responses.activate
+def test_a_path_parameter_cannot_climb_out_of_the_path(run, alice, leads, funded):
+    error_of(
+        run(alice.live_key, api="leads", path="/v1/jobs/{id}", pathParams={"id": "../../admin"}),
+        400,
+    )
+    assert not responses.calls
+
+
+def test_a_test_key_on_an_api_without_a_sandbox_is_forbidden(run, alice, leads):
+    leads.api.sandbox_base_url = ""
+    leads.api.save(update_fields=["sandbox_base_url"])
+    body = error_of(run(alice.test_key, api="leads", path="/v1/jobs/1"), 403)
+    assert body["code"] == "FORBIDDEN" and "leads" in body["error"]
+
+
+@responses.activate
+def test_every_answer_carries_a_request_id_and_the_gateways_overhead(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v1/jobs/1", json={})
+    response = run(alice.live_key, api="leads", path="/v1/jobs/1")
+    assert re.fullmatch(r"run_\d{13}_[0-9a-f]{12}", response["X-Request-Id"])
+    assert response.json()["requestId"] == response["X-Request-Id"]
+    assert float(response["X-Gateway-Overhead-Ms"]) >= 0
+    refused = run(alice.live_key, api="leads", path="/v9/none")
+    assert refused["X-Request-Id"].startswith("run_")
+    assert "X-Gateway-Overhead-Ms" in refused
+
+
+def test_run_refuses_a_missing_key(client, leads):
+    response = client.post(
+        "/v1/run", {"api": "leads", "path": "/v1/jobs"}, content_type="application/json"
+    )
+    assert response.status_code == 401
