@@ -22,6 +22,9 @@ $(INSTALLED): pyproject.toml
 
 install: $(INSTALLED)
 
+# The demo has no provider credentials: live keys are charged but served by the sandbox.
+run: export GATEWAY_BASE_URL ?= http://$(HOST):$(PORT)
+run: export LIVE_CALLS_USE_SANDBOX ?= True
 run: install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
