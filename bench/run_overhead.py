@@ -1,0 +1,221 @@
+"""What /v1/run adds to a provider call, and how many charged runs a second the gateway settles.
+
+Starts, on a throwaway PostgreSQL database and Redis database 6:
+  - an upstream process: the sandbox provider under gunicorn (its fast /sandbox/_ping endpoint);
+  - the gateway under gunicorn (2 gthread workers), with a provider API pointing at the upstream.
+Then measures, in one run:
+  1. the direct upstream latency and the same call through POST /v1/run at concurrency 1
+     (RUN_OVERHEAD_CALLS calls each, default 2000): p50/p99 of both and of the difference;
+  2. charged runs per second at concurrency 16 for 20 seconds;
+  3. check_ledger, and that the charges equal the successful calls times the price.
+Prints figures; asserts nothing.
+
+Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+BENCH_REDIS_URL (default redis://127.0.0.1:6379/6), RUN_OVERHEAD_CALLS, RUN_THROUGHPUT_SECONDS.
+"""
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
+DB_NAME = "gw_bench_run"
+ADMIN_URL = os.environ.get("BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
+GATEWAY_PORT, UPSTREAM_PORT = 9101, 9102
+CALLS = int(os.environ.get("RUN_OVERHEAD_CALLS", "2000"))
+THROUGHPUT_SECONDS = int(os.environ.get("RUN_THROUGHPUT_SECONDS", "20"))
+CONCURRENCY = 16
+PRICE_MICROS = 1_000  # $0.001 a call
+
+
+def database_url() -> str:
+    admin = urlsplit(ADMIN_URL)
+    return admin._replace(path=f"/{DB_NAME}").geturl()
+
+
+def environment() -> dict:
+    from cryptography.fernet import Fernet
+
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "gateway.settings",
+        "DEBUG": "False",
+        "SECRET_KEY": "bench-" + "x" * 40,
+        "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": REDIS_URL,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "GATEWAY_BASE_URL": f"http://127.0.0.1:{GATEWAY_PORT}",
+        "UPSTREAM_ALLOW_PRIVATE_NETWORKS": "True",
+        "RATE_LIMIT_PER_MINUTE": "10000000",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def recreate_database():
+    import psycopg
+
+    with psycopg.connect(ADMIN_URL, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+SETUP = f"""
+from catalog.models import Endpoint, ProviderApi
+from credits.services import account_for_user, credits_grant
+from gateway.models import Organization
+from gateway.services import api_key_create, user_get_or_create
+
+owner = Organization.objects.create(name="Bench provider", slug="bench-provider")
+api = ProviderApi.objects.create(slug="bench", name="Bench", owner=owner,
+    base_url="http://127.0.0.1:{UPSTREAM_PORT}/sandbox")
+Endpoint.objects.create(api=api, method="GET", path="/_ping", price_kind="fixed",
+    price_micros={PRICE_MICROS})
+user, _ = user_get_or_create(email="bench@example.com")
+credits_grant(account=account_for_user(user=user), amount_micros=10_000_000_000, reason="bench")
+print(api_key_create(mode="live", user=user, name="bench")[1])
+"""
+
+
+def manage(*args, env, capture=False):
+    return subprocess.run(
+        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, text=True,
+        capture_output=capture,
+    )
+
+
+def start_gunicorn(port: int, env: dict, workers: int, threads: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [GUNICORN, "gateway.wsgi", "--bind", f"127.0.0.1:{port}", "--worker-class", "gthread",
+         "--workers", str(workers), "--threads", str(threads), "--preload",
+         "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    for _ in range(200):
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status in (200, 503):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"gunicorn on port {port} did not start")
+
+
+class Client:
+    """A keep-alive HTTP client with as little overhead as the standard library allows."""
+
+    def __init__(self, port: int):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def call(self, method, path, body=None, headers=None) -> tuple[int, float, dict]:
+        started = time.perf_counter()
+        self.connection.request(method, path, body=body, headers=headers or {})
+        response = self.connection.getresponse()
+        response.read()
+        elapsed = (time.perf_counter() - started) * 1000
+        return response.status, elapsed, dict(response.getheaders())
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main():
+    env = environment()
+    print(f"Database {database_url()}, Redis {REDIS_URL}")
+    recreate_database()
+    manage("migrate", "--noinput", "-v", "0", env=env)
+    secret = manage("shell", "-c", SETUP, env=env, capture=True).stdout.strip().splitlines()[-1]
+    upstream = start_gunicorn(UPSTREAM_PORT, env, workers=1, threads=8)
+    gateway = start_gunicorn(GATEWAY_PORT, env, workers=2, threads=8)
+    run_body = json.dumps({"api": "bench", "path": "/_ping"})
+    run_headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    try:
+        direct_client, run_client = Client(UPSTREAM_PORT), Client(GATEWAY_PORT)
+        warm_ok = 0
+        for _ in range(200):
+            direct_client.call("GET", "/sandbox/_ping")
+            warm_ok += run_client.call("POST", "/v1/run", run_body, run_headers)[0] == 200
+
+        direct = [direct_client.call("GET", "/sandbox/_ping")[1] for _ in range(CALLS)]
+        through, reported, failures = [], [], 0
+        for _ in range(CALLS):
+            status, elapsed, headers = run_client.call("POST", "/v1/run", run_body, run_headers)
+            failures += status != 200
+            through.append(elapsed)
+            reported.append(float(headers.get("X-Gateway-Overhead-Ms", "nan")))
+
+        print(f"\nConcurrency 1, {CALLS} calls each (ms)      p50      p99")
+        print(f"  direct upstream               {percentile(direct, .5):8.2f} "
+              f"{percentile(direct, .99):8.2f}")
+        print(f"  through POST /v1/run          {percentile(through, .5):8.2f} "
+              f"{percentile(through, .99):8.2f}")
+        print(f"  overhead (run - direct)       "
+              f"{percentile(through, .5) - percentile(direct, .5):8.2f} "
+              f"{percentile(through, .99) - percentile(direct, .99):8.2f}")
+        print(f"  X-Gateway-Overhead-Ms header  {percentile(reported, .5):8.2f} "
+              f"{percentile(reported, .99):8.2f}")
+        print(f"  failed runs: {failures}")
+
+        counts = {"ok": 0, "failed": 0}
+        lock = threading.Lock()
+        deadline = time.monotonic() + THROUGHPUT_SECONDS
+
+        def worker():
+            client = Client(GATEWAY_PORT)
+            ok = failed = 0
+            while time.monotonic() < deadline:
+                status, _, _ = client.call("POST", "/v1/run", run_body, run_headers)
+                ok, failed = ok + (status == 200), failed + (status != 200)
+            with lock:
+                counts["ok"] += ok
+                counts["failed"] += failed
+
+        threads = [threading.Thread(target=worker) for _ in range(CONCURRENCY)]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.monotonic() - started
+        print(f"\nConcurrency {CONCURRENCY} for {seconds:.1f} s: {counts['ok'] / seconds:.0f} "
+              f"charged runs/s ({counts['ok']} ok, {counts['failed']} failed)")
+    finally:
+        gateway.terminate()
+        upstream.terminate()
+        gateway.wait()
+        upstream.wait()
+
+    successful = warm_ok + CALLS - failures + counts["ok"]
+    check = subprocess.run([PYTHON, "manage.py", "check_ledger"], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    print(f"\ncheck_ledger: {(check.stdout + check.stderr).strip()}")
+    charged = manage(
+        "shell", "-c",
+        "from credits.models import LedgerEntry; from django.db.models import Sum;"
+        "q = LedgerEntry.objects.filter(type='api_call');"
+        "print(q.count(), -(q.aggregate(s=Sum('amount_micros'))['s'] or 0))",
+        env=env, capture=True,
+    ).stdout.split()
+    entries, total = int(charged[-2]), int(charged[-1])
+    expected = successful * PRICE_MICROS
+    print(f"charges: {entries} api_call entries totalling {total} micro-dollars; successful "
+          f"runs x price = {expected}; drift {total - expected}")
+
+
+if __name__ == "__main__":
+    main()
