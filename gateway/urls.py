@@ -25,5 +25,7 @@ urlpatterns = [
     ),
     path("healthz", HealthzApi.as_view(), name="healthz"),
     path("admin/", admin.site.urls),
+    # The built-in sandbox provider: outside /v1, without gateway authentication.
+    path("", include("sandbox.urls")),
     re_path(r"^v1(/.*)?$", UnknownRouteApi.as_view()),
 ]
