@@ -56,14 +56,18 @@ def _cursor_offset(set_seed: int, name: str, token: str) -> int:
     if _UUID.match(text):
         if text.split("-")[0] == item_uuid(set_seed, 0).split("-")[0]:
             return int(text[-12:], 16) + 1
-        raise ProviderError(400, "invalid_cursor", f"{name} does not belong to this search")
+        raise ProviderError(
+            400, "invalid_cursor", f"{name} does not belong to this search", parameter=name
+        )
     try:
         number = int(text, 36) - (1 << 60)
     except ValueError:
         number = -1
     offset, check = divmod(number, CHECK) if number >= 0 else (-1, -1)
     if offset < 0 or check != stable_hash(set_seed, "cursor", offset) % CHECK:
-        raise ProviderError(400, "invalid_cursor", f"{name} is not a valid page token")
+        raise ProviderError(
+            400, "invalid_cursor", f"{name} is not a valid page token", parameter=name
+        )
     return offset
 
 

@@ -7,7 +7,7 @@ no database, and as little work per request as possible (the benchmarks call the
 import time
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponseBase, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from sandbox.call import CONTROL_PARAMS, Call, stable_hash
@@ -93,7 +93,7 @@ def _apply_fault(request, body, key_prefix: str):
 
 
 def _respond(result):
-    if isinstance(result, HttpResponse):
+    if isinstance(result, HttpResponseBase):
         return result
     if isinstance(result, Reply):
         response = JsonResponse(result.body, status=result.status, safe=False)

@@ -368,7 +368,7 @@ def title_case(text: str) -> str:
 
 def sentence(rng, topic: str = "", length: int | None = None) -> str:
     count = length or rng.randint(8, 16)
-    topic_words = [word.lower() for word in words_of(topic)][:6]
+    topic_words = [word.lower() for word in words_of(topic) if len(word) > 3][:6]
     picked = [
         rng.choice(topic_words) if topic_words and rng.random() < 0.3 else rng.choice(TOPIC_WORDS)
         for _ in range(count)

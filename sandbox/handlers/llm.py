@@ -127,7 +127,8 @@ def _completion(call: Call) -> dict:
     tools = body.get("tools") or None
     max_tokens = int(body.get("max_tokens") or 1024)
     text = _last_user_text(messages)
-    seed = call.seed
+    # Streaming or not, one conversation gets one reply.
+    seed = stable_hash(call.slug, {key: value for key, value in body.items() if key != "stream"})
     json_mode = (body.get("response_format") or {}).get("type") == "json_object"
     tool_call = _tool_call(tools, text, seed) if tools else None
     finish = "stop"
