@@ -52,7 +52,7 @@ STATUS_CODES = {
 class Fault:
     kind: str | None
     delay_ms: int
-    retry_after: int
+    retry_after: int | None
     size_mb: float
     fail_times: int | None
     key: str | None
@@ -96,7 +96,9 @@ def fault_from(request, body) -> Fault | None:
     return Fault(
         kind=None if kind == "delay" else kind,
         delay_ms=min(delay_ms, MAX_DELAY_MS),
-        retry_after=_number("sandbox_retry_after", _knob(request, body, "sandbox_retry_after"), 1),
+        retry_after=_number(
+            "sandbox_retry_after", _knob(request, body, "sandbox_retry_after"), None
+        ),
         size_mb=min(
             _number(
                 "sandbox_size_mb",
@@ -155,8 +157,8 @@ def fault_response(fault: Fault, request) -> HttpResponse | None:
     status = int(kind)
     code = STATUS_CODES.get(status, "sandbox_fault")
     headers = {}
-    if status == 429 or (status == 503 and fault.retry_after != 1):
-        headers["Retry-After"] = str(fault.retry_after)
+    if status == 429 or (status == 503 and fault.retry_after is not None):
+        headers["Retry-After"] = str(1 if fault.retry_after is None else fault.retry_after)
     messages = {
         429: "Rate limit exceeded, retry later",
         503: "Service temporarily unavailable",

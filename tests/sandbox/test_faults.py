@@ -55,6 +55,11 @@ def test_the_retry_after_of_a_429_is_configurable(sandbox):
     assert response["Retry-After"] == "7"
 
 
+def test_a_503_carries_retry_after_only_when_asked(sandbox):
+    assert not _verify(sandbox, sandbox_fault="503").has_header("Retry-After")
+    assert _verify(sandbox, sandbox_fault="503", sandbox_retry_after="1")["Retry-After"] == "1"
+
+
 def test_faults_can_be_asked_for_by_header(sandbox):
     response = _verify(sandbox, headers={"X-Sandbox-Fault": "503"})
     assert response.status_code == 503
