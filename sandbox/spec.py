@@ -104,13 +104,13 @@ def _compile(template: str) -> re.Pattern:
     template = _normalise(template)
     for found in _PARAM.finditer(template):
         pattern += re.escape(template[position : found.start()])
-        pattern += f"(?P<{_group_name(found.group(1))}>[^/]+)"
+        pattern += f"(?P<{group_name(found.group(1))}>[^/]+)"
         position = found.end()
     pattern += re.escape(template[position:])
     return re.compile(f"^{pattern}$")
 
 
-def _group_name(name: str) -> str:
+def group_name(name: str) -> str:
     # Regex group names must be identifiers; every seed path parameter already is one.
     return re.sub(r"\W", "_", name)
 

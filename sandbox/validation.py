@@ -8,7 +8,7 @@ problem found is raised as a ``ProviderError`` naming the parameter.
 import json
 
 from sandbox.errors import ProviderError, invalid, missing
-from sandbox.spec import Operation
+from sandbox.spec import Operation, group_name
 
 TRUE = {"true", "1", "yes"}
 FALSE = {"false", "0", "no"}
@@ -114,7 +114,7 @@ def validated_inputs(operation: Operation, query, path_params: dict, body) -> tu
     values: dict = {}
     for param in operation.params:
         if param.location == "path":
-            raw = [path_params.get(param.name.replace(".", "_"), "")]
+            raw = [path_params.get(group_name(param.name), "")]
         else:
             raw = query.getlist(param.name)
         if not raw or raw == [""]:
