@@ -27,6 +27,8 @@ urlpatterns = [
     ),
     path("healthz", HealthzApi.as_view(), name="healthz"),
     path("admin/", admin.site.urls),
+    # The built-in sandbox provider: outside /v1, without gateway authentication.
+    path("", include("sandbox.urls")),
     path("", include("dashboard.urls")),
     # Last: every other /v1 path answers 404 in the API's error envelope.
     re_path(r"^v1(/.*)?$", UnknownRouteApi.as_view()),

@@ -1,0 +1,24 @@
+"""Which function answers which operation.
+
+Provider modules register exact shapes with ``@handles(slug, method, path)``; any operation
+without one (a new endpoint added to the seed catalog, say) is answered by the generic handler
+its kind calls for (see ``sandbox.handlers.generic``).
+"""
+
+from collections.abc import Callable
+
+from sandbox.call import Call
+
+Handler = Callable[[Call], object]
+HANDLERS: dict[tuple[str, str, str], Handler] = {}
+
+
+def handles(slug: str, method: str, template: str):
+    def register(function: Handler) -> Handler:
+        key = (slug, method.upper(), template)
+        if key in HANDLERS:
+            raise RuntimeError(f"Two sandbox handlers for {key}")
+        HANDLERS[key] = function
+        return function
+
+    return register

@@ -1,0 +1,103 @@
+"""The sandbox provider's two views: a ping and one catch-all that answers every seed operation.
+
+Plain Django views on purpose: no gateway authentication, throttling or content negotiation,
+no database, and as little work per request as possible (the benchmarks call them).
+"""
+
+import time
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse, HttpResponseBase, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from sandbox.call import CONTROL_PARAMS, Call, stable_hash
+from sandbox.errors import ProviderError, error_response
+from sandbox.faults import fault_applies, fault_from, fault_response
+from sandbox.handlers import handler_for
+from sandbox.handlers.common import Reply
+from sandbox.spec import api_spec
+from sandbox.validation import parse_json_body, validated_inputs
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+PING = b'{"ok":true}'
+
+
+@csrf_exempt
+def sandbox_ping(request):
+    try:
+        response = _apply_fault(request, None, "_ping")
+    except ProviderError as error:
+        return error_response(None, error)
+    return response or HttpResponse(PING, content_type="application/json")
+
+
+@csrf_exempt
+def sandbox_call(request, slug: str, rest: str | None = None):
+    api = api_spec(slug)
+    if api is None:
+        return error_response(
+            None, ProviderError(404, "unknown_api", f"The sandbox has no API named {slug!r}")
+        )
+    try:
+        return _answer(request, api, rest or "/")
+    except ProviderError as error:
+        return error_response(slug, error)
+
+
+def _answer(request, api, path: str):
+    operation, path_params, allowed = api.match(request.method, path)
+    if operation is None:
+        if allowed:
+            raise ProviderError(
+                405,
+                "method_not_allowed",
+                f"{request.method} is not allowed on {path}; use {', '.join(allowed)}",
+                headers={"Allow": ", ".join(allowed)},
+            )
+        raise ProviderError(404, "not_found", f"No route {request.method} {path} on {api.name}")
+    body = _body(request)
+    faulty = _apply_fault(request, body, api.slug)
+    if faulty is not None:
+        return faulty
+    if isinstance(body, dict) and CONTROL_PARAMS.intersection(body):
+        body = {name: value for name, value in body.items() if name not in CONTROL_PARAMS}
+    inputs, body = validated_inputs(operation, request.GET, path_params, body)
+    call = Call(api=api, op=operation, path=path, inputs=inputs, body=body, request=request)
+    return _respond(handler_for(api, operation)(call))
+
+
+def _body(request):
+    if request.method not in BODY_METHODS:
+        return None
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise ProviderError(413, "payload_too_large", "The request body is too large") from None
+    return parse_json_body(raw)
+
+
+def _apply_fault(request, body, key_prefix: str):
+    fault = fault_from(request, body)
+    if fault is None:
+        return None
+    if fault.delay_ms:
+        time.sleep(fault.delay_ms / 1000)
+    if fault.kind is None:
+        return None
+    default_key = stable_hash(
+        key_prefix, request.method, request.path, sorted(request.GET.lists()), body
+    )
+    if not fault_applies(fault, str(default_key)):
+        return None
+    return fault_response(fault, request)
+
+
+def _respond(result):
+    if isinstance(result, HttpResponseBase):
+        return result
+    if isinstance(result, Reply):
+        response = JsonResponse(result.body, status=result.status, safe=False)
+        for name, value in result.headers.items():
+            response[name] = value
+        return response
+    return JsonResponse(result, safe=False)
