@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
 DB_NAME = "gw_bench_run"
-ADMIN_URL = os.environ.get("BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+ADMIN_URL = os.environ.get(
+    "BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
 GATEWAY_PORT, UPSTREAM_PORT = 9101, 9102
 CALLS = int(os.environ.get("RUN_OVERHEAD_CALLS", "2000"))
@@ -91,17 +93,34 @@ print(api_key_create(mode="live", user=user, name="bench")[1])
 
 def manage(*args, env, capture=False):
     return subprocess.run(
-        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, text=True,
+        [PYTHON, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        text=True,
         capture_output=capture,
     )
 
 
 def start_gunicorn(port: int, env: dict, workers: int, threads: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [GUNICORN, "gateway.wsgi", "--bind", f"127.0.0.1:{port}", "--worker-class", "gthread",
-         "--workers", str(workers), "--threads", str(threads), "--preload",
-         "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        [
+            GUNICORN,
+            "gateway.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--preload",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     for _ in range(200):
         try:
@@ -118,12 +137,21 @@ class Client:
     """A keep-alive HTTP client with as little overhead as the standard library allows."""
 
     def __init__(self, port: int):
+        self.port = port
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
     def call(self, method, path, body=None, headers=None) -> tuple[int, float, dict]:
         started = time.perf_counter()
-        self.connection.request(method, path, body=body, headers=headers or {})
-        response = self.connection.getresponse()
+        try:
+            self.connection.request(method, path, body=body, headers=headers or {})
+            response = self.connection.getresponse()
+        except (ConnectionError, http.client.RemoteDisconnected):
+            # gunicorn closes idle keep-alive connections after a few seconds: reconnect.
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            started = time.perf_counter()
+            self.connection.request(method, path, body=body, headers=headers or {})
+            response = self.connection.getresponse()
         response.read()
         elapsed = (time.perf_counter() - started) * 1000
         return response.status, elapsed, dict(response.getheaders())
@@ -160,15 +188,23 @@ def main():
             reported.append(float(headers.get("X-Gateway-Overhead-Ms", "nan")))
 
         print(f"\nConcurrency 1, {CALLS} calls each (ms)      p50      p99")
-        print(f"  direct upstream               {percentile(direct, .5):8.2f} "
-              f"{percentile(direct, .99):8.2f}")
-        print(f"  through POST /v1/run          {percentile(through, .5):8.2f} "
-              f"{percentile(through, .99):8.2f}")
-        print(f"  overhead (run - direct)       "
-              f"{percentile(through, .5) - percentile(direct, .5):8.2f} "
-              f"{percentile(through, .99) - percentile(direct, .99):8.2f}")
-        print(f"  X-Gateway-Overhead-Ms header  {percentile(reported, .5):8.2f} "
-              f"{percentile(reported, .99):8.2f}")
+        print(
+            f"  direct upstream               {percentile(direct, 0.5):8.2f} "
+            f"{percentile(direct, 0.99):8.2f}"
+        )
+        print(
+            f"  through POST /v1/run          {percentile(through, 0.5):8.2f} "
+            f"{percentile(through, 0.99):8.2f}"
+        )
+        print(
+            f"  overhead (run - direct)       "
+            f"{percentile(through, 0.5) - percentile(direct, 0.5):8.2f} "
+            f"{percentile(through, 0.99) - percentile(direct, 0.99):8.2f}"
+        )
+        print(
+            f"  X-Gateway-Overhead-Ms header  {percentile(reported, 0.5):8.2f} "
+            f"{percentile(reported, 0.99):8.2f}"
+        )
         print(f"  failed runs: {failures}")
 
         counts = {"ok": 0, "failed": 0}
@@ -192,8 +228,10 @@ def main():
         for thread in threads:
             thread.join()
         seconds = time.monotonic() - started
-        print(f"\nConcurrency {CONCURRENCY} for {seconds:.1f} s: {counts['ok'] / seconds:.0f} "
-              f"charged runs/s ({counts['ok']} ok, {counts['failed']} failed)")
+        print(
+            f"\nConcurrency {CONCURRENCY} for {seconds:.1f} s: {counts['ok'] / seconds:.0f} "
+            f"charged runs/s ({counts['ok']} ok, {counts['failed']} failed)"
+        )
     finally:
         gateway.terminate()
         upstream.terminate()
@@ -201,20 +239,25 @@ def main():
         upstream.wait()
 
     successful = warm_ok + CALLS - failures + counts["ok"]
-    check = subprocess.run([PYTHON, "manage.py", "check_ledger"], cwd=ROOT, env=env,
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [PYTHON, "manage.py", "check_ledger"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     print(f"\ncheck_ledger: {(check.stdout + check.stderr).strip()}")
     charged = manage(
-        "shell", "-c",
+        "shell",
+        "-c",
         "from credits.models import LedgerEntry; from django.db.models import Sum;"
         "q = LedgerEntry.objects.filter(type='api_call');"
         "print(q.count(), -(q.aggregate(s=Sum('amount_micros'))['s'] or 0))",
-        env=env, capture=True,
+        env=env,
+        capture=True,
     ).stdout.split()
     entries, total = int(charged[-2]), int(charged[-1])
     expected = successful * PRICE_MICROS
-    print(f"charges: {entries} api_call entries totalling {total} micro-dollars; successful "
-          f"runs x price = {expected}; drift {total - expected}")
+    print(
+        f"charges: {entries} api_call entries totalling {total} micro-dollars; successful "
+        f"runs x price = {expected}; drift {total - expected}"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the run orchestrator.
 import functools
 import json
 import re
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -46,6 +47,7 @@ class ResolvedEndpoint:
 
     endpoint: Endpoint
     path_params: dict[str, str]
+    polled: bool = False  # an asynchronous job's polling endpoint (free)
 
     @property
     def api(self) -> ProviderApi:
@@ -74,6 +76,76 @@ def path_template_match(template: str, path: str) -> dict[str, str] | None:
     }
 
 
+@dataclass
+class _ApiRoutes:
+    """One enabled API with its enabled endpoints, as resolution needs them."""
+
+    api: ProviderApi
+    by_path: dict[str, list[Endpoint]]
+    templates: list[str]
+    polled_ids: frozenset[int]
+
+
+class _RouteCache:
+    """Each process keeps the routes of the APIs it has served, until the catalog version moves.
+
+    The version is read at most every CATALOG_VERSION_CHECK_SECONDS, so an edit is seen within
+    that time without a query per call. The cached rows are shared between threads: read only.
+    """
+
+    def __init__(self):
+        self.version: int | None = None
+        self.checked_at = float("-inf")
+        self.apis: dict[str, _ApiRoutes] = {}
+
+    def routes(self, slug: str) -> _ApiRoutes | None:
+        now = time.monotonic()
+        if now - self.checked_at >= settings.CATALOG_VERSION_CHECK_SECONDS:
+            version = catalog_version_current()
+            if version != self.version:
+                self.apis = {}
+                self.version = version
+            self.checked_at = now
+        routes = self.apis.get(slug)
+        if routes is None:
+            routes = _load_routes(slug)
+            if routes is not None:  # unknown slugs are not remembered: callers choose them
+                self.apis[slug] = routes
+        return routes
+
+    def clear(self):
+        self.__init__()
+
+
+def _load_routes(slug: str) -> _ApiRoutes | None:
+    api = ProviderApi.objects.filter(slug=slug, enabled=True).first()
+    if api is None:
+        return None
+    by_path: dict[str, list[Endpoint]] = {}
+    for endpoint in Endpoint.objects.filter(api=api, enabled=True).order_by("path", "method"):
+        endpoint.api = api
+        by_path.setdefault(endpoint.path, []).append(endpoint)
+    polled = {
+        endpoint.poll_endpoint_id
+        for endpoints in by_path.values()
+        for endpoint in endpoints
+        if endpoint.poll_endpoint_id
+    }
+    return _ApiRoutes(
+        api=api,
+        by_path=by_path,
+        templates=[path for path in by_path if "{" in path],
+        polled_ids=frozenset(polled),
+    )
+
+
+_route_cache = _RouteCache()
+
+
+def route_cache_clear() -> None:
+    _route_cache.clear()
+
+
 def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> ResolvedEndpoint:
     """The enabled endpoint of an enabled API for a catalog path or a concrete path.
 
@@ -81,17 +153,14 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
     placeholders (then the most literal characters) wins. NotFound names the slug or the path;
     InvalidRequest lists the methods when the path has several and ``method`` is not given.
     """
-    api = ProviderApi.objects.filter(slug=api_slug, enabled=True).first()
-    if api is None:
+    routes = _route_cache.routes(api_slug)
+    if routes is None:
         raise NotFound(f"Unknown API: {api_slug}")
-    enabled = Endpoint.objects.filter(api=api, enabled=True)
-    candidates = list(enabled.filter(path=path))
+    candidates = routes.by_path.get(path, [])
     path_params: dict[str, str] = {}
     if not candidates:
         best_key, best_template = None, None
-        for template in (
-            enabled.filter(path__contains="{").values_list("path", flat=True).distinct()
-        ):
+        for template in routes.templates:
             values = path_template_match(template, path)
             if values is None:
                 continue
@@ -99,7 +168,7 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
             if best_key is None or key < best_key:
                 best_key, best_template, path_params = key, template, values
         if best_template is not None:
-            candidates = list(enabled.filter(path=best_template))
+            candidates = routes.by_path[best_template]
     if not candidates:
         raise NotFound(f"No endpoint {path} in API {api_slug}")
     methods = sorted(endpoint.method for endpoint in candidates)
@@ -115,8 +184,9 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
             "send method to choose one"
         )
     endpoint = candidates[0]
-    endpoint.api = api
-    return ResolvedEndpoint(endpoint=endpoint, path_params=path_params)
+    return ResolvedEndpoint(
+        endpoint=endpoint, path_params=path_params, polled=endpoint.pk in routes.polled_ids
+    )
 
 
 # --- list-endpoints ------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
+from django.db.models import BigIntegerField, Case, F, Q, Value, When
 from django.utils import timezone
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
@@ -46,6 +46,19 @@ def account_for_owner(*, user_id: int | None, organization_id: int | None) -> Ac
     return account_for_user(user=user_id)
 
 
+# Accounts never change owner and are never deleted, so their ids can be remembered per process.
+_account_ids: dict[tuple[str, int], int] = {}
+
+
+def account_id_for_owner(*, user_id: int | None, organization_id: int | None) -> int:
+    key = ("organization", organization_id) if organization_id else ("user", user_id)
+    account_id = _account_ids.get(key)
+    if account_id is None:
+        account_id = account_for_owner(user_id=user_id, organization_id=organization_id).pk
+        _account_ids[key] = account_id
+    return account_id
+
+
 def _account_get_or_create(*, kind: str, **owner) -> Account:
     account = Account.objects.filter(kind=kind, **owner).first()
     if account:
@@ -69,26 +82,37 @@ def _book(
     description: str,
     metadata: dict,
     now: datetime,
-    accounts: dict[int, Account],
+    balances: dict[int, int],
+    held_released: dict[int, int] | None = None,
 ) -> list[LedgerEntry]:
-    """Append the legs of one event to locked accounts. The legs must sum to zero."""
+    """Append the legs of one event to accounts locked by the caller, whose balances before
+    the event are ``balances``. The legs must sum to zero. ``held_released`` lowers the held
+    amount of accounts in the same update."""
     if sum(leg.amount_micros for leg in legs) != 0:
         raise ValueError(f"ledger event {event_ref} does not balance")
+    held_released = held_released or {}
+    moved = {leg.account_id: leg.amount_micros for leg in legs if leg.amount_micros}
+    changed = sorted(set(moved) | set(held_released))
+    # One UPDATE moves every leg (and releases holds): fewer round trips while the rows are
+    # locked, on the hottest path of the gateway.
+    changes = {}
+    if moved:
+        changes["balance_micros"] = F("balance_micros") + _by_account(moved)
+    if held_released:
+        changes["held_micros"] = F("held_micros") - _by_account(held_released)
+    if changed:
+        Account.objects.filter(pk__in=changed).update(**changes)
     entries = []
     for leg in legs:
         if leg.amount_micros == 0:
             continue
-        account = accounts[leg.account_id]
-        account.balance_micros += leg.amount_micros
-        Account.objects.filter(pk=account.pk).update(
-            balance_micros=F("balance_micros") + leg.amount_micros
-        )
+        balances[leg.account_id] += leg.amount_micros
         entries.append(
             LedgerEntry(
-                account=account,
+                account_id=leg.account_id,
                 type=leg.type,
                 amount_micros=leg.amount_micros,
-                balance_after_micros=account.balance_micros,
+                balance_after_micros=balances[leg.account_id],
                 description=description,
                 metadata=metadata,
                 event_ref=event_ref,
@@ -97,6 +121,18 @@ def _book(
             )
         )
     return LedgerEntry.objects.bulk_create(entries)
+
+
+def _by_account(amounts: dict[int, int]) -> Case:
+    return Case(
+        *(When(pk=account_id, then=Value(amount)) for account_id, amount in amounts.items()),
+        default=Value(0),
+        output_field=BigIntegerField(),
+    )
+
+
+def _balances(accounts: dict[int, Account]) -> dict[int, int]:
+    return {pk: account.balance_micros for pk, account in accounts.items()}
 
 
 def credits_grant(
@@ -131,7 +167,7 @@ def credits_grant(
                 description=reason,
                 metadata={"reason": reason},
                 now=timezone.now(),
-                accounts=accounts,
+                balances=_balances(accounts),
             )
     except IntegrityError:
         existing = list(LedgerEntry.objects.filter(event_ref=event_ref))
@@ -157,7 +193,7 @@ def credits_adjust(*, account: Account, amount_micros: int, reason: str) -> list
                 description=reason,
                 metadata={"reason": reason},
                 now=timezone.now(),
-                accounts=accounts,
+                balances=_balances(accounts),
             )
     except IntegrityError as error:
         if "account_balance_not_negative" in str(error) or "held_within_balance" in str(error):
@@ -185,9 +221,38 @@ def _expire_pending_holds(*, account: Account, now: datetime) -> int:
     return len(overdue)
 
 
+def _take_funds(*, account_id: int, amount_micros: int) -> bool:
+    """Hold ``amount_micros`` if the account has it available.
+
+    One conditional UPDATE takes the row lock, checks the funds and moves them, which is what
+    select_for_update() followed by an F() update would do in two round trips on the hottest
+    path of the gateway. The lock is held until the transaction ends.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Account._meta.db_table} SET held_micros = held_micros + %s "
+            "WHERE id = %s AND balance_micros - held_micros >= %s",
+            [amount_micros, account_id, amount_micros],
+        )
+        return cursor.rowcount == 1
+
+
+def _take_funds_after_sweeping(*, account_id: int, amount_micros: int, now: datetime) -> None:
+    account = _lock_accounts([account_id])[account_id]
+    # Overdue holds of crashed calls must not block a paying caller.
+    _expire_pending_holds(account=account, now=now)
+    if account.available_micros < amount_micros:
+        raise InsufficientCredits(
+            f"Insufficient credits: this call costs {format_usd(amount_micros)} and "
+            f"{format_usd(max(account.available_micros, 0))} is available",
+            extra={"priceCents": micros_to_cents(amount_micros)},
+        )
+    Account.objects.filter(pk=account_id).update(held_micros=F("held_micros") + amount_micros)
+
+
 def hold_reserve(
     *,
-    account: Account,
+    account: Account | int,
     amount_micros: int,
     request_id: str,
     description: str = "",
@@ -200,32 +265,30 @@ def hold_reserve(
     """
     if amount_micros < 0:
         raise InvalidRequest("A hold cannot be negative")
+    account_id = account if isinstance(account, int) else account.pk
     now = timezone.now()
     ttl = ttl_seconds if ttl_seconds is not None else settings.HOLD_TTL_SECONDS
-    with transaction.atomic():
-        account = _lock_accounts([account.pk])[account.pk]
+    hold = Hold(
+        account_id=account_id,
+        request_id=request_id,
+        amount_micros=amount_micros,
+        description=description,
+        metadata=metadata or {},
+        created_at=now,
+        expires_at=now + timedelta(seconds=ttl),
+    )
+    try:
+        with transaction.atomic():
+            if not _take_funds(account_id=account_id, amount_micros=amount_micros):
+                _take_funds_after_sweeping(
+                    account_id=account_id, amount_micros=amount_micros, now=now
+                )
+            hold.save(force_insert=True)
+    except IntegrityError:
         existing = Hold.objects.filter(request_id=request_id).first()
-        if existing:
-            return existing
-        if account.available_micros < amount_micros:
-            # Overdue holds of crashed calls must not block a paying caller.
-            _expire_pending_holds(account=account, now=now)
-        if account.available_micros < amount_micros:
-            raise InsufficientCredits(
-                f"Insufficient credits: this call costs {format_usd(amount_micros)} and "
-                f"{format_usd(max(account.available_micros, 0))} is available",
-                extra={"priceCents": micros_to_cents(amount_micros)},
-            )
-        hold = Hold.objects.create(
-            account=account,
-            request_id=request_id,
-            amount_micros=amount_micros,
-            description=description,
-            metadata=metadata or {},
-            created_at=now,
-            expires_at=now + timedelta(seconds=ttl),
-        )
-        Account.objects.filter(pk=account.pk).update(held_micros=F("held_micros") + amount_micros)
+        if existing is None:
+            raise
+        return existing
     return hold
 
 
@@ -244,81 +307,121 @@ def fee_split(*, amount_micros: int, has_provider: bool) -> tuple[int, int]:
     return amount_micros - fee, fee
 
 
+class _NoPlatformAccount(Exception):
+    pass
+
+
+def _lock_for_settlement(account_ids: list[int]) -> tuple[dict[int, int], int]:
+    """Lock the given accounts and the platform account in id order; their balances and the
+    platform account's id."""
+    rows = list(
+        Account.objects.select_for_update()
+        .filter(Q(pk__in=account_ids) | Q(kind=Account.Kind.PLATFORM))
+        .order_by("pk")
+        .values_list("pk", "kind", "balance_micros")
+    )
+    platform_id = next((pk for pk, kind, _ in rows if kind == Account.Kind.PLATFORM), None)
+    if platform_id is None:
+        raise _NoPlatformAccount
+    return {pk: balance for pk, _, balance in rows}, platform_id
+
+
 def hold_capture(
     *,
-    request_id: str,
     amount_micros: int,
-    provider_account: Account | None,
+    provider_account: Account | int | None,
     description: str,
+    request_id: str | None = None,
+    hold: Hold | None = None,
     metadata: dict | None = None,
+    also_record: UsageEvent | None = None,
 ) -> Hold:
     """Charge ``amount_micros`` (at most the hold) and release the rest of the hold.
 
     Books the caller's api_call debit, the provider's revenue and the platform fee as one event
-    that sums to zero. Capturing a captured hold changes nothing; a released or expired hold
-    cannot be captured.
+    that sums to zero, and saves ``also_record`` (the call's usage event) in the same
+    transaction. Capturing a captured hold changes nothing; a released or expired hold cannot
+    be captured. Give the ``hold`` returned by hold_reserve, or its ``request_id``.
     """
-    hold = _hold_for_settlement(request_id=request_id)
+    hold = hold or _hold_for_settlement(request_id=request_id)
     if not 0 <= amount_micros <= hold.amount_micros:
         raise InvalidRequest(
             f"Cannot capture {amount_micros} micro-dollars of a {hold.amount_micros} hold"
         )
-    platform = account_platform()
-    account_ids = [hold.account_id, platform.pk]
-    if provider_account is not None:
-        account_ids.append(provider_account.pk)
+    provider_id = provider_account.pk if isinstance(provider_account, Account) else provider_account
     now = timezone.now()
+    for _ in range(2):
+        try:
+            return _capture(
+                hold, amount_micros, provider_id, description, metadata, also_record, now
+            )
+        except _NoPlatformAccount:
+            account_platform()
+    raise RuntimeError("the platform account could not be created")
+
+
+def _capture(hold, amount_micros, provider_id, description, metadata, also_record, now) -> Hold:
     with transaction.atomic():
-        accounts = _lock_accounts(account_ids)
-        hold = Hold.objects.select_for_update().get(pk=hold.pk)
-        if hold.status == Hold.Status.CAPTURED:
-            return hold
-        if hold.status != Hold.Status.PENDING:
-            raise Conflict(f"The hold of request {request_id} was already {hold.status}")
-        Account.objects.filter(pk=hold.account_id).update(
-            held_micros=F("held_micros") - hold.amount_micros
+        balances, platform_id = _lock_for_settlement(
+            [hold.account_id] + ([provider_id] if provider_id else [])
         )
-        accounts[hold.account_id].held_micros -= hold.amount_micros
-        revenue, fee = fee_split(
-            amount_micros=amount_micros, has_provider=provider_account is not None
+        claimed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.PENDING).update(
+            status=Hold.Status.CAPTURED, captured_micros=amount_micros, settled_at=now
         )
+        if not claimed:
+            current = Hold.objects.get(pk=hold.pk)
+            if current.status == Hold.Status.CAPTURED:
+                return current
+            raise Conflict(f"The hold of request {hold.request_id} was already {current.status}")
+        revenue, fee = fee_split(amount_micros=amount_micros, has_provider=provider_id is not None)
         legs = [
             Leg(hold.account_id, LedgerEntry.Type.API_CALL, -amount_micros, "caller"),
-            Leg(platform.pk, LedgerEntry.Type.FEE, fee, "platform"),
+            Leg(platform_id, LedgerEntry.Type.FEE, fee, "platform"),
         ]
-        if provider_account is not None:
-            legs.append(Leg(provider_account.pk, LedgerEntry.Type.REVENUE, revenue, "provider"))
+        if provider_id is not None:
+            legs.append(Leg(provider_id, LedgerEntry.Type.REVENUE, revenue, "provider"))
         _book(
             legs=legs,
-            event_ref=f"call:{request_id}",
+            event_ref=f"call:{hold.request_id}",
             description=description,
-            metadata={**hold.metadata, **(metadata or {}), "requestId": request_id},
+            metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
             now=now,
-            accounts=accounts,
+            balances=balances,
+            held_released={hold.account_id: hold.amount_micros},
         )
-        hold.status = Hold.Status.CAPTURED
-        hold.captured_micros = amount_micros
-        hold.settled_at = now
-        hold.save(update_fields=["status", "captured_micros", "settled_at"])
+        if also_record is not None:
+            also_record.save(force_insert=True)
+    hold.status, hold.captured_micros, hold.settled_at = Hold.Status.CAPTURED, amount_micros, now
     return hold
 
 
-def hold_release(*, request_id: str) -> Hold:
-    """Give a hold back in full. Releasing twice, or a hold that already expired, is a no-op."""
-    hold = _hold_for_settlement(request_id=request_id)
+def hold_release(
+    *,
+    request_id: str | None = None,
+    hold: Hold | None = None,
+    also_record: UsageEvent | None = None,
+) -> Hold:
+    """Give a hold back in full. Releasing twice, or a hold that already expired, is a no-op.
+
+    ``also_record`` (the failed call's usage event) is saved in the same transaction.
+    """
+    hold = hold or _hold_for_settlement(request_id=request_id)
     with transaction.atomic():
         _lock_accounts([hold.account_id])
-        hold = Hold.objects.select_for_update().get(pk=hold.pk)
-        if hold.status in (Hold.Status.RELEASED, Hold.Status.EXPIRED):
-            return hold
-        if hold.status == Hold.Status.CAPTURED:
-            raise Conflict(f"The hold of request {request_id} was already captured")
-        hold.status = Hold.Status.RELEASED
-        hold.settled_at = timezone.now()
-        hold.save(update_fields=["status", "settled_at"])
-        Account.objects.filter(pk=hold.account_id).update(
-            held_micros=F("held_micros") - hold.amount_micros
+        released = Hold.objects.filter(pk=hold.pk, status=Hold.Status.PENDING).update(
+            status=Hold.Status.RELEASED, settled_at=timezone.now()
         )
+        if released:
+            Account.objects.filter(pk=hold.account_id).update(
+                held_micros=F("held_micros") - hold.amount_micros
+            )
+            hold.status = Hold.Status.RELEASED
+        else:
+            hold = Hold.objects.get(pk=hold.pk)
+            if hold.status == Hold.Status.CAPTURED:
+                raise Conflict(f"The hold of request {hold.request_id} was already captured")
+        if also_record is not None:
+            also_record.save(force_insert=True)
     return hold
 
 
@@ -356,7 +459,7 @@ def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
                 description=f"Refund: {reason}",
                 metadata={**entry.metadata, "reason": reason, "refundOf": entry.event_ref},
                 now=timezone.now(),
-                accounts=accounts,
+                balances=_balances(accounts),
             )
     except IntegrityError as error:
         if LedgerEntry.objects.filter(event_ref=refund_ref).exists():
@@ -368,9 +471,9 @@ def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
         raise
 
 
-def usage_event_record(
+def usage_event_new(
     *,
-    account: Account,
+    account_id: int,
     api_key_id: int | None,
     request_id: str,
     api_slug: str,
@@ -381,12 +484,13 @@ def usage_event_record(
     cost_micros: int,
     latency_ms: int,
     created_at: datetime | None = None,
-    endpoint=None,
+    endpoint_id: int | None = None,
     params_fingerprint: str = "",
     billing_root_request_id: str = "",
 ) -> UsageEvent:
-    return UsageEvent.objects.create(
-        account=account,
+    """An unsaved usage event, for a service to save in its own transaction."""
+    return UsageEvent(
+        account_id=account_id,
         api_key_id=api_key_id,
         request_id=request_id,
         api_slug=api_slug,
@@ -397,7 +501,13 @@ def usage_event_record(
         cost_micros=cost_micros,
         latency_ms=latency_ms,
         created_at=created_at or timezone.now(),
-        endpoint=endpoint,
+        endpoint_id=endpoint_id,
         params_fingerprint=params_fingerprint,
         billing_root_request_id=billing_root_request_id,
     )
+
+
+def usage_event_record(*, account: Account, **fields) -> UsageEvent:
+    event = usage_event_new(account_id=account.pk, **fields)
+    event.save(force_insert=True)
+    return event

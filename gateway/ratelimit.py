@@ -1,36 +1,63 @@
+"""Requests per minute per API key, counted in fixed one-minute windows.
+
+With Redis the count is one pipelined INCR + EXPIRE, exact across threads and workers (a
+library such as django-ratelimit spends three round trips per request through Django's cache
+API); with the in-process cache it is exact within one worker.
+"""
+
+import threading
+import time
+
+import redis
 from django.conf import settings
-from django_ratelimit.core import get_usage
+from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from gateway.selectors import KeyPrincipal
 
+WINDOW_SECONDS = 60
 
-def _key_of(group, request) -> str:
-    return str(request.auth.key_id)
+_client: redis.Redis | None = None
+_client_lock = threading.Lock()
 
 
-def _rate_of(group, request) -> str:
-    limit = request.auth.rate_limit_per_minute or settings.RATE_LIMIT_PER_MINUTE
-    return f"{limit}/m"
+def _redis() -> redis.Redis | None:
+    global _client
+    if not settings.REDIS_URL:
+        return None
+    if _client is None:
+        with _client_lock:
+            _client = _client or redis.Redis.from_url(settings.REDIS_URL)
+    return _client
+
+
+def rate_limit_count(*, key_id: int) -> tuple[int, int]:
+    """Count one request of a key: (requests in the current window, seconds until it ends)."""
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    name = f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:ratelimit:{key_id}:{window}"
+    client = _redis()
+    if client is not None:
+        pipeline = client.pipeline(transaction=False)
+        pipeline.incr(name)
+        pipeline.expire(name, WINDOW_SECONDS + 1)
+        count, _ = pipeline.execute()
+    else:
+        cache.add(name, 0, timeout=WINDOW_SECONDS + 1)
+        count = cache.incr(name)
+    return count, WINDOW_SECONDS - int(now % WINDOW_SECONDS)
 
 
 class ApiKeyRateThrottle(BaseThrottle):
-    """Requests per minute per API key.
-
-    django-ratelimit counts with the cache's atomic add/incr, so with Redis the count is exact
-    across threads and workers; with the in-process cache it is exact within one worker.
-    """
-
     retry_after = 1
 
     def allow_request(self, request, view):
-        if not isinstance(request.auth, KeyPrincipal):
+        principal = request.auth
+        if not settings.RATE_LIMIT_ENABLED or not isinstance(principal, KeyPrincipal):
             return True
-        usage = get_usage(request, group="api-key", key=_key_of, rate=_rate_of, increment=True)
-        if usage is None:  # rate limiting disabled in settings
-            return True
-        self.retry_after = max(1, usage["time_left"])
-        return not usage["should_limit"]
+        limit = principal.rate_limit_per_minute or settings.RATE_LIMIT_PER_MINUTE
+        count, self.retry_after = rate_limit_count(key_id=principal.key_id)
+        return count <= limit
 
     def wait(self):
         return self.retry_after

@@ -19,14 +19,13 @@ from django.utils import timezone
 
 from catalog.models import Endpoint, ProviderApi
 from catalog.selectors import PLACEHOLDER, endpoint_resolve, provider_api_upstream_secret
-from credits.models import Account, UsageEvent
+from credits.models import UsageEvent
 from credits.services import (
-    account_for_organization,
-    account_for_owner,
+    account_id_for_owner,
     hold_capture,
     hold_release,
     hold_reserve,
-    usage_event_record,
+    usage_event_new,
 )
 from gateway.errors import ApiError, Forbidden, InvalidRequest, UpstreamError
 from gateway.money import micros_to_cents
@@ -84,14 +83,14 @@ def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> R
     check_caller_path(run.path)
     resolved = endpoint_resolve(api_slug=run.api, path=run.path, method=run.method)
     endpoint, api = resolved.endpoint, resolved.api
-    account = account_for_owner(
+    account_id = account_id_for_owner(
         user_id=principal.user_id, organization_id=principal.organization_id
     )
     started = timezone.now()
 
-    def record(status: str, cost_micros: int, billing: _Billing | None, latency_ms: float = 0):
-        usage_event_record(
-            account=account,
+    def usage(status: str, cost_micros: int, billing: _Billing | None, latency_ms: float = 0):
+        return usage_event_new(
+            account_id=account_id,
             api_key_id=principal.key_id,
             request_id=request_id,
             api_slug=api.slug,
@@ -102,31 +101,43 @@ def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> R
             cost_micros=cost_micros,
             latency_ms=int(latency_ms),
             created_at=started,
-            endpoint=endpoint,
+            endpoint_id=endpoint.pk,
             params_fingerprint=billing.fingerprint if billing else "",
             billing_root_request_id=billing.root_request_id if billing else "",
         )
 
-    billing = None
+    billing = hold = None
     try:
         url = build_url(
             _base_url(api, principal), _concrete_path(endpoint, resolved.path_params, run)
         )
         _check_inputs(endpoint, run)
         billing = _billing(
-            endpoint=endpoint, run=run, principal=principal, account=account, request_id=request_id
+            endpoint=endpoint,
+            run=run,
+            principal=principal,
+            account_id=account_id,
+            request_id=request_id,
+            polled=resolved.polled,
         )
         if billing.charge:
-            hold_reserve(
-                account=account,
+            hold = hold_reserve(
+                account=account_id,
                 amount_micros=billing.quote_micros,
                 request_id=request_id,
                 description=f"{api.slug} {endpoint.method} {endpoint.path}",
                 metadata={"api": api.slug, "path": endpoint.path, "method": endpoint.method},
             )
     except ApiError:
-        record(UsageEvent.Status.REJECTED, 0, billing)
+        usage(UsageEvent.Status.REJECTED, 0, billing).save(force_insert=True)
         raise
+
+    def fail(latency_ms: float):
+        event = usage(UsageEvent.Status.FAILED, 0, billing, latency_ms)
+        if hold is not None:
+            hold_release(hold=hold, also_record=event)
+        else:
+            event.save(force_insert=True)
 
     try:
         response = upstream_call(
@@ -137,14 +148,13 @@ def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> R
                 body=run.body,
                 has_body=run.has_body,
                 body_encoding=_body_encoding(endpoint),
-                auth=_upstream_auth(api, principal),
+                auth=_upstream_auth(api),
                 timeout_seconds=api.timeout_seconds,
                 allow_private_network=_is_sandbox(url) or settings.UPSTREAM_ALLOW_PRIVATE_NETWORKS,
             )
         )
     except UpstreamFailure as failure:
-        _release(billing, request_id)
-        record(UsageEvent.Status.FAILED, 0, billing, _elapsed_ms(started))
+        fail(_elapsed_ms(started))
         raise UpstreamError(
             failure.message,
             status=504 if failure.timeout else 502,
@@ -154,8 +164,7 @@ def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> R
 
     data = decode_provider_body(response)
     if not 200 <= response.status < 300:
-        _release(billing, request_id)
-        record(UsageEvent.Status.FAILED, 0, billing, response.elapsed_ms)
+        fail(response.elapsed_ms)
         raise UpstreamError(
             f"The provider answered {response.status}: {provider_reason(data, response)}",
             status=response.status if 400 <= response.status < 500 else 502,
@@ -166,32 +175,32 @@ def run_execute(*, principal: KeyPrincipal, run: RunInput, request_id: str) -> R
     price = endpoint_actual_price(
         endpoint=endpoint, quote_micros=billing.quote_micros, response=data
     )
-    if billing.charge:
+    event = usage(UsageEvent.Status.COMPLETED, price if hold else 0, billing, response.elapsed_ms)
+    if hold is not None:
         hold_capture(
-            request_id=request_id,
+            hold=hold,
             amount_micros=price,
-            provider_account=_provider_account(api),
+            provider_account=_provider_account_id(api),
             description=f"{api.slug} {endpoint.method} {endpoint.path}",
+            also_record=event,
         )
-    record(
-        UsageEvent.Status.COMPLETED,
-        price if billing.charge else 0,
-        billing,
-        response.elapsed_ms,
-    )
-    shown_price = price if not billing.parent_request_id else billing.quote_micros
-    billing_body = {"requestId": request_id, "charged": billing.charge and price > 0}
+    else:
+        event.save(force_insert=True)
     if billing.parent_request_id:
+        price_shown = billing.quote_micros
         billing_body = {
             "requestId": request_id,
             "parentRequestId": billing.parent_request_id,
             "charged": False,
         }
+    else:
+        price_shown = price
+        billing_body = {"requestId": request_id, "charged": hold is not None and price > 0}
     return RunResult(
         status=200,
         body={
             "success": True,
-            "priceCents": micros_to_cents(shown_price),
+            "priceCents": micros_to_cents(price_shown),
             "data": data,
             "requestId": request_id,
             "billing": billing_body,
@@ -299,8 +308,9 @@ def _billing(
     endpoint: Endpoint,
     run: RunInput,
     principal: KeyPrincipal,
-    account: Account,
+    account_id: int,
     request_id: str,
+    polled: bool,
 ) -> _Billing:
     quote = endpoint_quote(endpoint=endpoint, query=run.query, body=run.body)
     fingerprint = _fingerprint(endpoint, run)
@@ -308,7 +318,7 @@ def _billing(
         quote_micros=quote, charge=not principal.is_test and quote > 0, fingerprint=fingerprint
     )
     if run.parent_request_id:
-        root = _continued_request(account=account, parent_id=run.parent_request_id)
+        root = _continued_request(account_id=account_id, parent_id=run.parent_request_id)
         if (
             root is not None
             and root.endpoint_id == endpoint.pk
@@ -319,17 +329,17 @@ def _billing(
             billing.parent_request_id = run.parent_request_id
             billing.root_request_id = root.request_id
             return billing
-    if billing.charge and Endpoint.objects.filter(poll_endpoint=endpoint).exists():
+    if polled:
         billing.charge = False  # polling an asynchronous job is free; starting it was charged
     if billing.charge:
         billing.root_request_id = request_id
     return billing
 
 
-def _continued_request(*, account: Account, parent_id: str) -> UsageEvent | None:
+def _continued_request(*, account_id: int, parent_id: str) -> UsageEvent | None:
     """The charged first page a parentRequestId continues, or None when it was not charged."""
     parent = UsageEvent.objects.filter(request_id=parent_id).first()
-    if parent is None or parent.account_id != account.pk:
+    if parent is None or parent.account_id != account_id:
         raise InvalidRequest(f"parentRequestId {parent_id} is not a request of this account")
     root_id = parent.billing_root_request_id
     if not root_id:
@@ -337,19 +347,14 @@ def _continued_request(*, account: Account, parent_id: str) -> UsageEvent | None
     root = (
         parent
         if root_id == parent.request_id
-        else (UsageEvent.objects.filter(request_id=root_id, account=account).first())
+        else (UsageEvent.objects.filter(request_id=root_id, account_id=account_id).first())
     )
     if root is None or root.status != UsageEvent.Status.COMPLETED or root.cost_micros <= 0:
         return None
     return root
 
 
-def _release(billing: _Billing, request_id: str) -> None:
-    if billing.charge:
-        hold_release(request_id=request_id)
-
-
-def _upstream_auth(api: ProviderApi, principal: KeyPrincipal) -> UpstreamAuth:
+def _upstream_auth(api: ProviderApi) -> UpstreamAuth:
     if api.upstream_auth_type == ProviderApi.AuthType.NONE:
         return UpstreamAuth()
     return UpstreamAuth(
@@ -359,8 +364,10 @@ def _upstream_auth(api: ProviderApi, principal: KeyPrincipal) -> UpstreamAuth:
     )
 
 
-def _provider_account(api: ProviderApi) -> Account | None:
-    return account_for_organization(organization=api.owner_id) if api.owner_id else None
+def _provider_account_id(api: ProviderApi) -> int | None:
+    if api.owner_id is None:
+        return None
+    return account_id_for_owner(user_id=None, organization_id=api.owner_id)
 
 
 def decode_provider_body(response: UpstreamResponse) -> Any:

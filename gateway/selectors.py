@@ -4,9 +4,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 
+from gateway import key_cache
 from gateway.errors import Unauthorized
 from gateway.models import ApiKey, Membership, Organization, User, hash_api_key_secret
-from gateway.services import api_key_cache_key
 
 API_KEY_FORMAT = re.compile(r"^gw_(live|test)_[A-Za-z0-9_-]{32,128}$")
 
@@ -54,7 +54,15 @@ def api_key_authenticate(*, secret: str) -> KeyPrincipal:
     if not API_KEY_FORMAT.match(secret):
         raise Unauthorized("Malformed API key: expected gw_live_… or gw_test_…")
     key_hash = hash_api_key_secret(secret)
-    cache_key = api_key_cache_key(key_hash)
+    principal = key_cache.local_get(key_hash)
+    if principal is None:
+        principal = _api_key_principal(key_hash)
+        key_cache.local_put(key_hash, principal)
+    return principal
+
+
+def _api_key_principal(key_hash: str) -> KeyPrincipal:
+    cache_key = key_cache.shared_key(key_hash)
     principal = cache.get(cache_key)
     if principal is not None:
         return principal

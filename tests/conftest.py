@@ -5,6 +5,8 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from catalog.selectors import route_cache_clear
+from gateway import key_cache
 from tests.factories import KeyedPersona, make_persona
 
 
@@ -21,8 +23,12 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
+def _fresh_caches(settings):
+    """Every test starts with empty caches; catalog edits are seen at once, as they happen."""
+    settings.CATALOG_VERSION_CHECK_SECONDS = 0
     cache.clear()
+    route_cache_clear()
+    key_cache.forget()
     yield
     cache.clear()
 

@@ -3,6 +3,7 @@ import re
 import pytest
 
 from catalog.selectors import endpoint_resolve
+from catalog.services import provider_apis_set_enabled
 from gateway.errors import InvalidRequest, NotFound
 from tests.factories import make_endpoint, make_provider_api
 
@@ -76,7 +77,6 @@ def test_an_unknown_path_is_not_found_and_named(jobs_api):
 def test_disabled_endpoints_and_disabled_apis_do_not_resolve(jobs_api):
     with pytest.raises(NotFound):
         endpoint_resolve(api_slug="jobs", path="/v1/hidden/1")
-    jobs_api.enabled = False
-    jobs_api.save()
+    provider_apis_set_enabled(api_ids=[jobs_api.pk], enabled=False)
     with pytest.raises(NotFound, match="Unknown API: jobs"):
         endpoint_resolve(api_slug="jobs", path="/v1/jobs/{id}")
