@@ -38,7 +38,8 @@ serve:
 		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
 
 test: install
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS); \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_CONN_MAX_AGE=0 \
+		$(BIN)/pytest $(PYTEST_ARGS); \
 	status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
