@@ -105,7 +105,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A health check costs a round trip on every request; a connection that died with its server
+    # fails one request instead, and the next one reconnects.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool(
+        "DATABASE_CONN_HEALTH_CHECKS", default=False
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "gateway.User"
@@ -145,6 +149,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 PLATFORM_FEE_BPS = env.int("PLATFORM_FEE_BPS", default=1000)
 if not 0 <= PLATFORM_FEE_BPS <= 10_000:
     raise ImproperlyConfigured("PLATFORM_FEE_BPS must be between 0 and 10000")
+# On PostgreSQL, reserve and capture each in one statement (see credits/settlement_sql.py)
+# instead of a transaction of several; off, they run the portable ORM transactions.
+CREDITS_ONE_STATEMENT_SETTLEMENT = env.bool("CREDITS_ONE_STATEMENT_SETTLEMENT", default=True)
 # How long a reserved hold stays pending before the sweeper releases it. Longer than any
 # upstream call may take, so a slow call is settled by its own request, not by the sweeper.
 HOLD_TTL_SECONDS = env.int("HOLD_TTL_SECONDS", default=600)

@@ -6,6 +6,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from catalog.selectors import route_cache_clear
+from credits.services import account_ids_forget
 from gateway import key_cache
 from tests.factories import KeyedPersona, make_persona
 
@@ -29,6 +30,7 @@ def _fresh_caches(settings):
     cache.clear()
     route_cache_clear()
     key_cache.forget()
+    account_ids_forget()
     yield
     cache.clear()
 
@@ -59,3 +61,10 @@ def client_for():
         return client
 
     return build
+
+
+@pytest.fixture(params=["one-statement", "portable"])
+def both_settlements(request, settings):
+    """Run a money test against both implementations of reserve and capture."""
+    settings.CREDITS_ONE_STATEMENT_SETTLEMENT = request.param == "one-statement"
+    return request.param

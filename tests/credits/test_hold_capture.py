@@ -6,6 +6,8 @@ from credits.services import hold_capture, hold_release, hold_reserve
 from gateway.errors import Conflict, InvalidRequest
 from tests.factories import fund, provider_account
 
+pytestmark = pytest.mark.usefixtures("both_settlements")
+
 
 @pytest.fixture
 def funded(alice):

@@ -10,6 +10,8 @@ from credits.services import hold_reserve
 from gateway.errors import InsufficientCredits
 from tests.factories import fund, make_persona
 
+pytestmark = pytest.mark.usefixtures("both_settlements")
+
 PRICE = 10_000  # one cent
 
 

@@ -1,11 +1,14 @@
 from datetime import timedelta
 
+import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
 from credits.models import Hold
 from credits.services import hold_capture, hold_reserve, holds_expire
 from tests.factories import fund
+
+pytestmark = pytest.mark.usefixtures("both_settlements")
 
 
 def test_the_sweeper_releases_overdue_holds_and_their_amount_becomes_available(alice, capsys):

@@ -6,6 +6,8 @@ from credits.services import credits_adjust, hold_capture, hold_reserve, ledger_
 from gateway.errors import Conflict, InvalidRequest
 from tests.factories import fund, provider_account
 
+pytestmark = pytest.mark.usefixtures("both_settlements")
+
 
 @pytest.fixture
 def charged_call(alice):

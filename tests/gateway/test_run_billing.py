@@ -11,6 +11,8 @@ from credits.services import account_for_organization
 from tests.factories import fund
 from tests.gateway.conftest import PROVIDER_URL
 
+pytestmark = pytest.mark.usefixtures("both_settlements")
+
 
 @pytest.fixture
 def funded(alice):

@@ -12,7 +12,7 @@ from credits.models import Account, LedgerEntry
 from tests.factories import fund, make_persona
 from tests.http_double import HttpDouble, Reply
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("both_settlements")]
 
 
 @pytest.fixture
