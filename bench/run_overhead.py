@@ -140,7 +140,7 @@ class Client:
         self.port = port
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
-    def call(self, method, path, body=None, headers=None) -> tuple[int, float, dict]:
+    def call(self, method, path, body=None, headers=None) -> tuple[int, float, dict, bytes]:
         started = time.perf_counter()
         try:
             self.connection.request(method, path, body=body, headers=headers or {})
@@ -152,9 +152,9 @@ class Client:
             started = time.perf_counter()
             self.connection.request(method, path, body=body, headers=headers or {})
             response = self.connection.getresponse()
-        response.read()
+        content = response.read()
         elapsed = (time.perf_counter() - started) * 1000
-        return response.status, elapsed, dict(response.getheaders())
+        return response.status, elapsed, dict(response.getheaders()), content
 
 
 def percentile(values, fraction):
@@ -182,8 +182,12 @@ def main():
         direct = [direct_client.call("GET", "/sandbox/_ping")[1] for _ in range(CALLS)]
         through, reported, failures = [], [], 0
         for _ in range(CALLS):
-            status, elapsed, headers = run_client.call("POST", "/v1/run", run_body, run_headers)
-            failures += status != 200
+            status, elapsed, headers, content = run_client.call(
+                "POST", "/v1/run", run_body, run_headers
+            )
+            if status != 200:
+                failures += 1
+                print(f"  failed: {status} {content[:200]!r}")
             through.append(elapsed)
             reported.append(float(headers.get("X-Gateway-Overhead-Ms", "nan")))
 
@@ -207,7 +211,7 @@ def main():
         )
         print(f"  failed runs: {failures}")
 
-        counts = {"ok": 0, "failed": 0}
+        counts = {"ok": 0, "failed": 0, "first_failure": None}
         lock = threading.Lock()
         deadline = time.monotonic() + THROUGHPUT_SECONDS
 
@@ -215,8 +219,10 @@ def main():
             client = Client(GATEWAY_PORT)
             ok = failed = 0
             while time.monotonic() < deadline:
-                status, _, _ = client.call("POST", "/v1/run", run_body, run_headers)
+                status, _, _, content = client.call("POST", "/v1/run", run_body, run_headers)
                 ok, failed = ok + (status == 200), failed + (status != 200)
+                if status != 200 and counts["first_failure"] is None:
+                    counts["first_failure"] = f"{status} {content[:200]!r}"
             with lock:
                 counts["ok"] += ok
                 counts["failed"] += failed
