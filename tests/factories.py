@@ -48,6 +48,8 @@ def fund(user: User, micros: int) -> Account:
 def provider_account(slug: str = "provider-co") -> Account:
     organization, _ = Organization.objects.get_or_create(slug=slug, defaults={"name": slug})
     return account_for_organization(organization=organization)
+
+
 def make_provider_api(slug: str = "acme-search", **fields):
     from catalog.models import ProviderApi
 
