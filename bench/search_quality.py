@@ -4,9 +4,8 @@ variant, on the training and the validation split of bench/search_queries.yaml.
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
 a throwaway database created on postgres@127.0.0.1 and dropped at the end. Endpoints are embedded
-by the importer, as in production; a rerun on the same database embeds nothing. The "naive text"
-variant embeds "<API name>. <METHOD> <path>. <summary or description>" once and keeps the vectors
-in var/bench/. CORPUS_DIR overrides the corpus location. Prints figures; asserts nothing.
+by the importer, as in production; a rerun on the same database embeds nothing. CORPUS_DIR
+overrides the corpus location. Prints figures; asserts nothing.
 
     .venv/bin/python bench/search_quality.py          # every variant, both splits
     .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
@@ -16,7 +15,6 @@ answer at limit 10, read in the order the API serves them (grouped by API, APIs 
 endpoint); MRR uses the position of the first expected endpoint in that answer (0 when absent).
 """
 
-import hashlib
 import os
 import sys
 import time
@@ -27,7 +25,6 @@ CORPUS_DIR = os.environ.get(
     "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
 )
 QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
-CACHE_DIR = ROOT / "var" / "bench"
 LIMIT = 10
 
 
@@ -59,9 +56,9 @@ def _run(*, fit: bool) -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from catalog.embeddings import embedding_use_all_cores, texts_embed
-    from catalog.models import Endpoint
-    from catalog.search import RANKING, Ranking, search_index_build
+    from catalog.embeddings import embedding_use_all_cores, query_embed, vectors_from_bytes
+    from catalog.models import Endpoint, EndpointEmbedding
+    from catalog.search import RANKING, Ranking, query_normalise, search_index_build
     from catalog.services import endpoint_embeddings_refresh, openapi_import
     from gateway.money import usd_to_micros
 
@@ -93,19 +90,26 @@ def _run(*, fit: bool) -> None:
         f"{len(splits['validation'])} validation)"
     )
 
-    naive = _naive_vectors(index, texts_embed)
+    stored = {
+        endpoint_id: (bytes(vector), bytes(short_vector))
+        for endpoint_id, vector, short_vector in EndpointEmbedding.objects.values_list(
+            "endpoint_id", "vector", "short_vector"
+        )
+    }
+    full = vectors_from_bytes([stored[e.id][0] for e in index.endpoints])
+    short = vectors_from_bytes([stored[e.id][1] for e in index.endpoints])
     signals = {}
     for query in queries:
         cosine, bm25 = index.signals(query["q"], normalise=True)
         raw_cosine, raw_bm25 = index.signals(query["q"], normalise=False)
-        from catalog.embeddings import query_embed
-
+        vector = query_embed(query_normalise(query["q"]))
         signals[query["q"]] = {
             "cosine": cosine,
             "bm25": bm25,
             "raw_cosine": raw_cosine,
             "raw_bm25": raw_bm25,
-            "naive": naive @ query_embed(query["q"]),
+            "full": full @ vector,
+            "short": short @ vector,
         }
 
     def rrf(s):
@@ -113,9 +117,10 @@ def _run(*, fit: bool) -> None:
 
     as_typed = Ranking(**{**RANKING.__dict__, "normalise_query": False})
     variants = [
-        ("dense, naive text", lambda s: s["naive"]),
-        ("dense, endpoint text", lambda s: s["cosine"]),
-        ("BM25, endpoint text", lambda s: s["bm25"]),
+        ("dense, short text", lambda s: s["short"]),
+        ("dense, full text", lambda s: s["full"]),
+        ("dense, both texts", lambda s: s["cosine"]),
+        ("BM25, full text", lambda s: s["bm25"]),
         ("reciprocal rank fusion", rrf),
         ("fusion, query as typed", lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"])),
         ("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"])),
@@ -177,34 +182,6 @@ def _rrf(*score_arrays, k: int = 60):
     return total
 
 
-def _naive_vectors(index, texts_embed):
-    import numpy as np
-
-    from catalog.models import Endpoint
-
-    by_id = {
-        row["id"]: row
-        for row in Endpoint.objects.values("id", "method", "path", "summary", "description")
-    }
-    texts = []
-    for endpoint in index.endpoints:
-        row = by_id[endpoint.id]
-        texts.append(
-            f"{endpoint.api.name}. {row['method']} {row['path']}. "
-            f"{row['summary'] or row['description']}"
-        )
-    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    cache = CACHE_DIR / f"naive-{digest}.npy"
-    if cache.exists():
-        return np.load(cache)
-    started = time.perf_counter()
-    vectors = texts_embed(texts, progress=True)
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    np.save(cache, vectors)
-    print(f"naive texts embedded in {time.perf_counter() - started:.0f} s")
-    return vectors
-
-
 def _calibration(splits, signals) -> None:
     """How often an endpoint with a given served score is an expected one (validation split)."""
     import numpy as np
@@ -232,39 +209,41 @@ def _calibration(splits, signals) -> None:
 
 
 def _fit(index, train, signals) -> None:
-    """Choose the lexical weight and saturation on the training split (by MRR), then fit the
-    logistic calibration of the chosen relevance: "is an expected endpoint" against relevance and
-    its distance below the query's best, over each training query's best 10 endpoints."""
+    """Choose the short view's weight, the lexical weight and its saturation on the training
+    split (by MRR), then fit the logistic calibration of the chosen relevance: "is an expected
+    endpoint" against relevance and its distance below the query's best, over each training
+    query's best 10 endpoints."""
+
+    def _mixed(query, short_view):
+        s = signals[query["q"]]
+        return (1 - short_view) * s["full"] + short_view * s["short"], s["bm25"]
+
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
     from catalog.search import Ranking
 
     print()
-    print("fit on the train split (lexical weight, saturation: hit@1 hit@5 MRR):")
+    print("fit on the train split (short view, lexical weight, saturation: hit@1 hit@5 MRR):")
     best = None
-    for lexical in (0.0, 0.15, 0.25, 0.33, 0.5, 0.75):
-        for half in (2.0, 4.0, 8.0, 16.0):
-            ranking = Ranking(lexical=lexical, lexical_half=half, scale=1.0, gap=0.0, bias=0.0)
-            ranks = [
-                _served_rank(
-                    index,
-                    ranking.relevance(signals[q["q"]]["cosine"], signals[q["q"]]["bm25"]),
-                    q["rows"],
-                )
-                for q in train
-            ]
-            figures = _metrics(ranks)
-            mrr = float(figures.split()[-1])
-            print(f"  {lexical:<5} {half:<5} {figures}")
-            if best is None or mrr > best[0]:
-                best = (mrr, lexical, half)
-    _, lexical, half = best
-    ranking = Ranking(lexical=lexical, lexical_half=half, scale=1.0, gap=0.0, bias=0.0)
+    for short_view in (0.0, 0.3, 0.5, 0.7):
+        for lexical in (0.0, 0.25, 0.5, 0.75, 1.0):
+            for half in (4.0, 8.0, 16.0):
+                ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
+                ranks = [
+                    _served_rank(index, ranking.relevance(*_mixed(q, short_view)), q["rows"])
+                    for q in train
+                ]
+                figures = _metrics(ranks)
+                mrr = float(figures.split()[-1])
+                print(f"  {short_view:<4} {lexical:<5} {half:<5} {figures}")
+                if best is None or mrr > best[0]:
+                    best = (mrr, short_view, lexical, half)
+    _, short_view, lexical, half = best
+    ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
     features, labels = [], []
     for query in train:
-        s = signals[query["q"]]
-        relevance = ranking.relevance(s["cosine"], s["bm25"])
+        relevance = ranking.relevance(*_mixed(query, short_view))
         best = relevance.max()
         for row in np.argsort(-relevance)[:LIMIT]:
             features.append([relevance[row], relevance[row] - best])
@@ -272,7 +251,7 @@ def _fit(index, train, signals) -> None:
     model = LogisticRegression(C=100.0, max_iter=1000).fit(np.array(features), labels)
     scale, gap = model.coef_[0]
     print(
-        f"chosen: lexical={lexical} lexical_half={half} "
+        f"chosen: short_view={short_view} lexical={lexical} lexical_half={half} "
         f"scale={scale:.2f} gap={gap:.2f} bias={model.intercept_[0]:.2f}"
     )
 

@@ -14,10 +14,12 @@ index when it moved; requests arriving during a rebuild keep using the previous 
 
 Ranking fuses the two signals into one relevance, then calibrates it (see ``Ranking``):
 
+    cosine = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
     relevance = cosine + lexical * bm25 / (bm25 + lexical_half)
     score = 1 / (1 + exp(-(scale * relevance + gap * (relevance - best relevance) + bias)))
 
-cosine is the query's cosine similarity with the endpoint's text; the BM25 term is saturated to
+The two cosines are one dot product with a mixed vector built when the index is; the BM25 term
+(over the full text) is saturated to
 [0, 1) so that it means the same whatever the query's length. The logistic map is fitted on the
 training split of bench/search_queries.yaml, so the score estimates the probability that the
 endpoint is one that answers the query: about 0.5 is "probably relevant", and the estimate
@@ -27,6 +29,7 @@ is typical, more when the query matches it clearly, less when nothing matches we
 
 import logging
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -161,6 +164,26 @@ def endpoint_search_text(
     return " ".join(parts)
 
 
+def endpoint_short_text(
+    *, api_name: str, method: str, path: str, summary: str, description: str
+) -> str:
+    """The endpoint's second, short view: its API, method, path and one-line summary. The full
+    text describes more, which also dilutes what the endpoint is mostly about; the index mixes
+    the two vectors (``Ranking.short_view``)."""
+    return f"{clean_text(api_name)}. {method.upper()} {path}. {clean_text(summary or description)}"
+
+
+def endpoint_search_texts_for(endpoint: Any, api: Any) -> tuple[str, str]:
+    """The full and the short text of an Endpoint and its ProviderApi."""
+    return endpoint_search_text_for(endpoint, api), endpoint_short_text(
+        api_name=api.name,
+        method=endpoint.method,
+        path=endpoint.path,
+        summary=endpoint.summary,
+        description=endpoint.description,
+    )
+
+
 def endpoint_search_text_for(endpoint: Any, api: Any) -> str:
     """``endpoint_search_text`` for an Endpoint and its ProviderApi (or rows with their fields)."""
     names = [
@@ -234,12 +257,14 @@ def query_normalise(prompt: str) -> str:
 class Ranking:
     """How the two signals are fused into one relevance, and how relevance maps to a score.
 
+    ``short_view`` (the weight of the short text's vector in each endpoint's mixed vector),
     ``lexical`` and ``lexical_half`` order the results (chosen on the training split). ``scale``,
     ``gap`` and ``bias`` only calibrate: a logistic fit of "is an expected endpoint" on the
     relevance and on its distance below the query's best relevance, over the best 10 endpoints
     of each training query. Both grow with relevance, so they never change the order.
     """
 
+    short_view: float
     lexical: float
     lexical_half: float
     scale: float
@@ -259,7 +284,7 @@ class Ranking:
 
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split; see README "Search".
-RANKING = Ranking(lexical=0.75, lexical_half=16.0, scale=1.24, gap=17.15, bias=-1.18)
+RANKING = Ranking(short_view=0.7, lexical=1.0, lexical_half=16.0, scale=1.91, gap=13.49, bias=-1.97)
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
@@ -296,7 +321,9 @@ class SearchIndex:
 
     version: int
     endpoints: list[IndexedEndpoint]
-    vectors: np.ndarray  # (len(endpoints), DIMENSIONS) float32; zero rows have no embedding yet
+    # (len(endpoints), DIMENSIONS) float32: each endpoint's full and short vectors mixed by
+    # Ranking.short_view; zero rows have no embedding yet
+    vectors: np.ndarray
     lexical: Any  # bm25s.BM25 over the same texts, or None when the catalog is empty
     unembedded: np.ndarray | None = None  # rows without a stored vector, when there are any
     texts_by_hash: dict[str, list[str]] = field(default_factory=dict)
@@ -339,7 +366,9 @@ class SearchIndex:
         ]
 
 
-def search_index_build(*, previous: SearchIndex | None = None) -> SearchIndex:
+def search_index_build(
+    *, previous: SearchIndex | None = None, ranking: Ranking = RANKING
+) -> SearchIndex:
     """Read the catalog and its stored vectors into a new index.
 
     Endpoints without a stored vector (their embedding failed or is still being computed) are
@@ -348,7 +377,7 @@ def search_index_build(*, previous: SearchIndex | None = None) -> SearchIndex:
     """
     import bm25s
 
-    from catalog.embeddings import DIMENSIONS, MODEL_NAME, vectors_from_bytes
+    from catalog.embeddings import DIMENSIONS, MODEL_NAME
     from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
     from catalog.selectors import catalog_version_current
 
@@ -382,56 +411,54 @@ def search_index_build(*, previous: SearchIndex | None = None) -> SearchIndex:
             "verified",
         )
     )
-    stored = {
-        endpoint_id: (text, text_hash, vector)
-        for endpoint_id, text, text_hash, vector in EndpointEmbedding.objects.filter(
-            model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
-        ).values_list("endpoint_id", "text", "text_hash", "vector")
-    }
-    endpoints: list[IndexedEndpoint] = []
-    blobs: list[bytes] = []
-    tokens: list[list[str]] = []
+    endpoints: list[IndexedEndpoint] = [
+        IndexedEndpoint(
+            id=endpoint_id,
+            api=apis[api_id],
+            path=path,
+            method=method,
+            description=summary or description,
+            price=prices.price_search_label(kind=price_kind, micros=price_micros),
+            is_payable=is_payable,
+            verified=verified,
+        )
+        for (
+            endpoint_id,
+            api_id,
+            path,
+            method,
+            summary,
+            description,
+            price_kind,
+            price_micros,
+            is_payable,
+            verified,
+        ) in endpoint_rows
+    ]
+    row_of = {endpoint.id: row for row, endpoint in enumerate(endpoints)}
+    # Filled row by row from a streamed query: the stored vectors are never all held twice.
+    vectors = np.zeros((len(endpoints), DIMENSIONS), dtype=np.float32)
+    tokens: list[list[str] | None] = [None] * len(endpoints)
     texts_by_hash: dict[str, list[str]] = {}
     known = previous.texts_by_hash if previous is not None else {}
-    missing: list[int] = []
-    zero = bytes(4 * DIMENSIONS)
-    for (
-        endpoint_id,
-        api_id,
-        path,
-        method,
-        summary,
-        description,
-        price_kind,
-        price_micros,
-        is_payable,
-        verified,
-    ) in endpoint_rows:
-        endpoints.append(
-            IndexedEndpoint(
-                id=endpoint_id,
-                api=apis[api_id],
-                path=path,
-                method=method,
-                description=summary or description,
-                price=prices.price_search_label(kind=price_kind, micros=price_micros),
-                is_payable=is_payable,
-                verified=verified,
-            )
+    embedded = (
+        EndpointEmbedding.objects.filter(
+            model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
         )
-        if endpoint_id in stored:
-            text, text_hash, vector = stored[endpoint_id]
-            blobs.append(bytes(vector))
-        else:
-            missing.append(len(endpoints) - 1)
-            text = text_hash = ""
-            blobs.append(zero)
+        .values_list("endpoint_id", "text", "text_hash", "vector", "short_vector")
+        .iterator(chunk_size=2000)
+    )
+    for endpoint_id, text, text_hash, vector, short_vector in embedded:
+        row = row_of.get(endpoint_id)
+        if row is None:
+            continue
+        vectors[row] = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
+        vectors[row] += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
         words = texts_by_hash.get(text_hash) or known.get(text_hash)
-        if words is None:
-            words = lexical_tokens(text)
-        if text_hash:
-            texts_by_hash[text_hash] = words
-        tokens.append(words)
+        if words is None:  # interned: the corpus's 600k tokens are some 20k distinct stems
+            words = [sys.intern(word) for word in lexical_tokens(text)]
+        texts_by_hash[text_hash] = tokens[row] = words
+    missing = [row for row, words in enumerate(tokens) if words is None]
     if missing:
         _tokens_for_unembedded(endpoints, missing, tokens)
         logger.warning(
@@ -446,7 +473,7 @@ def search_index_build(*, previous: SearchIndex | None = None) -> SearchIndex:
     index = SearchIndex(
         version=version,
         endpoints=endpoints,
-        vectors=vectors_from_bytes(blobs),
+        vectors=vectors,
         lexical=lexical,
         unembedded=np.array(missing, dtype=np.int64) if missing else None,
         texts_by_hash=texts_by_hash,
@@ -462,7 +489,7 @@ def search_index_build(*, previous: SearchIndex | None = None) -> SearchIndex:
 
 
 def _tokens_for_unembedded(
-    endpoints: list[IndexedEndpoint], rows: list[int], tokens: list[list[str]]
+    endpoints: list[IndexedEndpoint], rows: list[int], tokens: list[list[str] | None]
 ) -> None:
     from catalog.models import Endpoint
 
@@ -486,8 +513,8 @@ def _tokens_for_unembedded(
     }
     for row in rows:
         endpoint = by_id.get(endpoints[row].id)
-        if endpoint is not None:
-            tokens[row] = lexical_tokens(endpoint_search_text_for(endpoint, endpoint.api))
+        text = endpoint_search_text_for(endpoint, endpoint.api) if endpoint is not None else ""
+        tokens[row] = lexical_tokens(text)
 
 
 _current: SearchIndex | None = None

@@ -192,7 +192,7 @@ def endpoint_embeddings_refresh(
     catalog version moves once at the end so that every process reloads its search index.
     """
     from catalog.embeddings import MODEL_NAME, texts_embed, vector_to_bytes
-    from catalog.search import endpoint_search_text_for
+    from catalog.search import endpoint_search_texts_for
 
     endpoints = Endpoint.objects.select_related("api").only(
         "method",
@@ -216,12 +216,12 @@ def endpoint_embeddings_refresh(
             "endpoint_id", "text_hash"
         )
     )
-    stale: list[tuple[int, str, str]] = []
+    stale: list[tuple[int, str, str, str]] = []
     for endpoint in endpoints.order_by("pk").iterator(chunk_size=2000):
-        text = endpoint_search_text_for(endpoint, endpoint.api)
-        text_hash = hashlib.sha256(text.encode()).hexdigest()
+        text, short_text = endpoint_search_texts_for(endpoint, endpoint.api)
+        text_hash = hashlib.sha256(f"{text}\n{short_text}".encode()).hexdigest()
         if rebuild or stored.get(endpoint.pk) != text_hash:
-            stale.append((endpoint.pk, text, text_hash))
+            stale.append((endpoint.pk, text, short_text, text_hash))
     if not stale:
         return 0
     chunks = [stale[i : i + EMBEDDING_CHUNK] for i in range(0, len(stale), EMBEDDING_CHUNK)]
@@ -230,7 +230,8 @@ def endpoint_embeddings_refresh(
 
         bar = tqdm(total=len(stale), unit="endpoint", desc="Embedding")
     for chunk in chunks:
-        vectors = texts_embed([text for _, text, _ in chunk])
+        vectors = texts_embed([text for _, text, _, _ in chunk])
+        short_vectors = texts_embed([short_text for _, _, short_text, _ in chunk])
         rows = [
             EndpointEmbedding(
                 endpoint_id=endpoint_id,
@@ -238,15 +239,25 @@ def endpoint_embeddings_refresh(
                 text=text,
                 text_hash=text_hash,
                 vector=vector_to_bytes(vector),
+                short_vector=vector_to_bytes(short_vector),
             )
-            for (endpoint_id, text, text_hash), vector in zip(chunk, vectors, strict=True)
+            for (endpoint_id, text, _, text_hash), vector, short_vector in zip(
+                chunk, vectors, short_vectors, strict=True
+            )
         ]
         with transaction.atomic():
             EndpointEmbedding.objects.bulk_create(
                 rows,
                 update_conflicts=True,
                 unique_fields=["endpoint"],
-                update_fields=["model", "text", "text_hash", "vector", "updated_at"],
+                update_fields=[
+                    "model",
+                    "text",
+                    "text_hash",
+                    "vector",
+                    "short_vector",
+                    "updated_at",
+                ],
             )
         if progress:
             bar.update(len(chunk))

@@ -201,13 +201,13 @@ def test_a_freshly_imported_endpoint_is_searchable_without_a_restart(
     client_for, alice, catalog, django_capture_on_commit_callbacks
 ):
     client = client_for(alice.live_key)
-    before = search(client, {"prompt": "find the email addresses of a company domain"})
+    before = search(client, {"prompt": "save a sales lead"})
     assert "hunter" not in [api["slug"] for api in before["results"]]
     index = search_index_current()
     with django_capture_on_commit_callbacks(execute=True):
         summary = import_documents("hunter-oas30.yaml")
     assert not summary.errors
-    after = search(client, {"prompt": "find the email addresses of a company domain"})
+    after = search(client, {"prompt": "save a sales lead"})
     assert after["results"][0]["slug"] == "hunter"
     assert search_index_current() is not index  # rebuilt in place, same process
     assert EndpointEmbedding.objects.filter(endpoint__api__slug="hunter").count() == (
