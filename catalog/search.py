@@ -284,7 +284,7 @@ class Ranking:
 
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split; see README "Search".
-RANKING = Ranking(short_view=0.7, lexical=1.0, lexical_half=16.0, scale=1.91, gap=13.49, bias=-1.97)
+RANKING = Ranking(short_view=0.5, lexical=0.25, lexical_half=8.0, scale=3.14, gap=18.85, bias=-2.57)
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
@@ -335,17 +335,21 @@ class SearchIndex:
 
         query = query_normalise(prompt) if normalise else prompt
         cosine = self.vectors @ query_embed(query)
-        if self.unembedded is not None and len(self.unembedded) < len(cosine):
-            # No vector yet: the query's average similarity, so that BM25 alone decides.
-            embedded = np.ones(len(cosine), dtype=bool)
-            embedded[self.unembedded] = False
-            cosine[self.unembedded] = cosine[embedded].mean()
         bm25 = np.zeros(len(self.endpoints), dtype=np.float32)
         if self.lexical is not None:
             vocabulary = self.lexical.vocab_dict
             tokens = [token for token in lexical_tokens(query) if token in vocabulary]
             if tokens:
                 bm25 = self.lexical.get_scores(tokens)
+        if self.unembedded is not None and len(self.unembedded) < len(cosine):
+            # No vector yet: lend the endpoint the cosine found at its BM25 rank among the
+            # embedded ones, so that its words alone place it.
+            embedded = np.ones(len(cosine), dtype=bool)
+            embedded[self.unembedded] = False
+            cosines = np.sort(cosine[embedded])[::-1]
+            ascending = np.sort(bm25)
+            ranks = len(ascending) - np.searchsorted(ascending, bm25[self.unembedded], "right")
+            cosine[self.unembedded] = cosines[np.minimum(ranks, len(cosines) - 1)]
         return cosine, bm25
 
     def search(
