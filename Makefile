@@ -14,9 +14,12 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
 .PHONY: install run serve test lint format bench clean
 
+# torch goes first, pinned to the CPU build whose file lies on the machine: asked for as a
+# dependency, pip would fetch the newest CUDA build and several GB of GPU libraries.
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(INSTALLED)
 

@@ -49,12 +49,14 @@ def _run() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from catalog.models import Endpoint, ProviderApi
+    from catalog.embeddings import embedding_use_all_cores
+    from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
     from catalog.services import catalog_version_bump, openapi_import
     from gateway.money import usd_to_micros
     from gateway.services import api_key_create, user_get_or_create
 
     call_command("migrate", verbosity=0)
+    embedding_use_all_cores()  # as the import_openapi command does
     files = sum(1 for p in Path(CORPUS_DIR).rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
     started = time.perf_counter()
     summary = openapi_import(
@@ -72,7 +74,10 @@ def _run() -> None:
     print(f"corpus: {CORPUS_DIR}")
     print(f"files: {files}  imported: {len(summary.documents)}  failed: {len(summary.errors)}")
     print(f"APIs: {ProviderApi.objects.count()}  endpoints: {Endpoint.objects.count()}")
-    print(f"import: {seconds:.1f} s  ({summary.line})")
+    print(
+        f"import: {seconds:.1f} s, of which embedding {EndpointEmbedding.objects.count()} "
+        f"endpoints for search  ({summary.line})"
+    )
     print(f"re-import: {reimport_seconds:.1f} s  ({again.line})")
 
     user, _ = user_get_or_create(email="bench@example.com")

@@ -1,9 +1,11 @@
-"""The discovery endpoints: list-endpoints, details and integrate.
+"""The discovery endpoints: search, list-endpoints, details and integrate.
 
 Selectors build the answers as plain data; each view's output serializer documents their shape
 (a test checks real answers against them). list-endpoints is served as cached JSON bytes because
 a 500-API page holds some 14k endpoints, where serializers would take seconds.
 """
+
+import time
 
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
@@ -12,7 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.models import Endpoint
-from catalog.selectors import catalog_list_page_json, endpoint_details, endpoint_integration
+from catalog.selectors import (
+    catalog_list_page_json,
+    endpoint_details,
+    endpoint_integration,
+    endpoint_search,
+)
 from catalog.serializers import (
     PRICE_HELP,
     PRICE_UNIT_HELP,
@@ -40,6 +47,112 @@ class _EndpointChoiceSerializer(serializers.Serializer):
         if isinstance(data, dict) and isinstance(data.get("method"), str):
             data = {**data, "method": data["method"].upper()}
         return super().to_internal_value(data)
+
+
+# --- POST /v1/search -----------------------------------------------------------------------------
+
+SEARCH_LIMIT_MAX = 50
+
+
+class _StrictCharField(serializers.CharField):
+    """A JSON string only: DRF would turn 42 or true into "42" and "True"."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class _StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only: DRF would read "10" and 10.0 as 10."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class SearchInputSerializer(serializers.Serializer):
+    prompt = _StrictCharField(
+        max_length=1000,
+        help_text='What the caller needs, in plain language ("is this email deliverable")',
+        error_messages={"invalid": "must be a string"},
+    )
+    limit = _StrictIntegerField(
+        min_value=1,
+        max_value=SEARCH_LIMIT_MAX,
+        default=10,
+        help_text=f"Endpoints to return (1 to {SEARCH_LIMIT_MAX})",
+        error_messages={"invalid": "must be an integer"},
+    )
+
+
+class SearchEndpointSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    path = serializers.CharField(help_text="Pass it as path to /v1/run, details and integrate")
+    method = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    price = serializers.CharField(
+        help_text='Decimal dollars without a symbol ("0.01"), "0" when free, or "dynamic"'
+    )
+    isPayable = serializers.BooleanField()
+    verified = serializers.BooleanField()
+    score = serializers.FloatField(
+        help_text="Calibrated relevance from 0 to 1 (about 0.5: probably relevant); compares "
+        "across queries"
+    )
+
+
+class SearchApiRecordSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    slug = serializers.SlugField(help_text="Pass it as api to /v1/run, details and integrate")
+    baseUrl = serializers.CharField(allow_blank=True, help_text="The provider's own address")
+    payableBaseUrl = serializers.CharField(
+        required=False,
+        help_text="The API's pay-per-call address on the x402 rail; present when one of its "
+        "endpoints here is payable",
+    )
+    verified = serializers.BooleanField()
+    endpoints = SearchEndpointSerializer(many=True, help_text="Best first")
+
+
+class SearchOutputSerializer(serializers.Serializer):
+    success = serializers.BooleanField()
+    results = SearchApiRecordSerializer(
+        many=True, help_text="Grouped by API; APIs ordered by their best endpoint"
+    )
+    count = serializers.IntegerField(help_text="Endpoints returned")
+    apisCount = serializers.IntegerField(help_text="APIs returned")
+    prompt = serializers.CharField(help_text="The prompt, as sent")
+    searchType = serializers.ChoiceField(choices=["semantic"])
+    responseTime = serializers.FloatField(help_text="Milliseconds spent answering")
+
+
+class SearchApi(APIView):
+    @extend_schema(
+        operation_id="search",
+        summary="Find endpoints by describing the need in plain language",
+        request=SearchInputSerializer,
+        responses=SearchOutputSerializer,
+    )
+    def post(self, request):
+        started = time.perf_counter()
+        serializer = SearchInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        results = endpoint_search(prompt=data["prompt"], limit=data["limit"])
+        return Response(
+            {
+                "success": True,
+                "results": results,
+                "count": sum(len(api["endpoints"]) for api in results),
+                "apisCount": len(results),
+                "prompt": request.data["prompt"],
+                "searchType": "semantic",
+                "responseTime": round((time.perf_counter() - started) * 1000, 1),
+            }
+        )
 
 
 # --- GET /v1/list-endpoints -----------------------------------------------------------------------

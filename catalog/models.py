@@ -182,3 +182,27 @@ class Endpoint(models.Model):
 
     def __str__(self):
         return f"{self.api.slug} {self.method} {self.path}"
+
+
+class EndpointEmbedding(models.Model):
+    """The search index's stored view of one endpoint: the text that describes it
+    (catalog.search.endpoint_search_text), the vectors ``model`` gave that text and the short text
+    (catalog.search.endpoint_short_text), as float32 little-endian bytes, L2-normalised, and the
+    SHA-256 of both texts.
+
+    A row whose hash or model differs from what the endpoint gives now is stale and is embedded
+    again; an unchanged endpoint is never re-embedded.
+    """
+
+    endpoint = models.OneToOneField(
+        Endpoint, primary_key=True, on_delete=models.CASCADE, related_name="embedding"
+    )
+    model = models.CharField(max_length=100)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    vector = models.BinaryField()
+    short_vector = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"embedding of endpoint {self.endpoint_id} ({self.model})"

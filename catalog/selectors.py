@@ -18,6 +18,7 @@ from django.db.models.functions import Cast
 from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
 from catalog.models import CatalogVersion, Endpoint, ProviderApi
+from catalog.search import IndexedEndpoint, search_index_current
 from gateway.errors import InvalidRequest, NotFound
 
 LIST_CACHE_SECONDS = 3600
@@ -372,3 +373,45 @@ def endpoint_integration(
         },
         "setup": snippets.setup_commands(),
     }
+
+
+# --- search --------------------------------------------------------------------------------------
+
+
+def endpoint_search(*, prompt: str, limit: int) -> list[dict]:
+    """The ``limit`` endpoints that best answer ``prompt``, grouped by API: APIs ordered by their
+    best endpoint, endpoints by score. Only enabled endpoints of enabled APIs are indexed."""
+    hits = search_index_current().search(prompt, limit=limit)
+    return search_results_group(hits)
+
+
+def search_results_group(hits: list[tuple[IndexedEndpoint, float]]) -> list[dict]:
+    """Provider API records with their endpoint records, in the order of ``hits`` (best first)."""
+    by_api: dict[int, dict] = {}
+    for endpoint, score in hits:
+        api = endpoint.api
+        record = by_api.get(api.id)
+        if record is None:
+            record = by_api[api.id] = {
+                "id": str(api.id),
+                "name": api.name,
+                "slug": api.slug,
+                "baseUrl": api.base_url,
+                "verified": api.verified,
+                "endpoints": [],
+            }
+        if endpoint.is_payable and "payableBaseUrl" not in record:
+            record["payableBaseUrl"] = snippets.rail_url(settings.X402_URL, api.slug, "")
+        record["endpoints"].append(
+            {
+                "id": str(endpoint.id),
+                "path": endpoint.path,
+                "method": endpoint.method,
+                "description": endpoint.description,
+                "price": endpoint.price,
+                "isPayable": endpoint.is_payable,
+                "verified": endpoint.verified,
+                "score": score,
+            }
+        )
+    return list(by_api.values())

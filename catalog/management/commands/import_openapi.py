@@ -3,6 +3,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog.embeddings import embedding_use_all_cores
 from catalog.services import ImportSummary, openapi_import
 from gateway.errors import InvalidRequest
 from gateway.money import usd_to_micros
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, locations, slug, price_usd, verify, **options):
+        embedding_use_all_cores()
         price_text = price_usd if price_usd is not None else settings.CATALOG_DEFAULT_PRICE_USD
         try:
             default_price_micros = usd_to_micros(price_text)

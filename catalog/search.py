@@ -1,0 +1,578 @@
+"""Semantic search over the catalog's endpoints: what is embedded, the in-memory index and the
+ranking.
+
+Each endpoint is described by one text (``endpoint_search_text``): its summary, operation name,
+description, the API's name, slug and description, the words of its path and its parameter
+names. The text's vector is computed when the endpoint is imported or edited and stored in
+``EndpointEmbedding`` (see catalog.services.endpoint_embeddings_refresh), so a process only reads
+vectors and never re-embeds the catalog.
+
+Each process holds one ``SearchIndex``: the vectors as a float32 matrix, a BM25 index over the
+same texts, and what an answer shows. ``search_index_current()`` compares the catalog version
+with the one the index was built from on every search (one primary-key read) and rebuilds the
+index when it moved; requests arriving during a rebuild keep using the previous index.
+
+Ranking fuses the two signals into one relevance, then calibrates it (see ``Ranking``):
+
+    cosine = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
+    relevance = cosine + lexical * bm25 / (bm25 + lexical_half)
+    score = 1 / (1 + exp(-(scale * relevance + gap * (relevance - best relevance) + bias)))
+
+The two cosines are one dot product with a mixed vector built when the index is; the BM25 term
+(over the full text) is saturated to
+[0, 1) so that it means the same whatever the query's length. The logistic map is fitted on the
+training split of bench/search_queries.yaml, so the score estimates the probability that the
+endpoint is one that answers the query: about 0.5 is "probably relevant", and the estimate
+means the same for every query. The best endpoint of a query gets about 0.5 when its relevance
+is typical, more when the query matches it clearly, less when nothing matches well.
+"""
+
+import logging
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from catalog import prices
+
+logger = logging.getLogger("catalog.search")
+
+# --- What gets embedded ---------------------------------------------------------------------------
+
+DESCRIPTION_CHARS = 300
+API_DESCRIPTION_CHARS = 160
+MAX_PARAMETERS = 12
+# Transport-level parameters that many APIs take on every operation (Google's standard query
+# parameters, API keys, response formats): they say nothing about what an endpoint does.
+TRANSPORT_PARAMETERS = frozenset(
+    {
+        "access token",
+        "alt",
+        "api key",
+        "apikey",
+        "bearer token",
+        "callback",
+        "fields",
+        "format",
+        "key",
+        "oauth token",
+        "pp",
+        "pretty print",
+        "quota user",
+        "upload protocol",
+        "upload type",
+        "user ip",
+        "xgafv",
+    }
+)
+
+_TAG = re.compile(r"<[^>]+>")
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"https?://\S+")
+_CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
+_SPACES = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_VERSION_WORD = re.compile(r"^(v\d+(\.\d+)*|\d+([.-]\d+)*)$")
+
+
+def clean_text(text: str) -> str:
+    """Prose without HTML tags, markdown links, URLs or markup characters."""
+    text = _MARKDOWN_LINK.sub(r"\1", text or "")
+    text = _TAG.sub(" ", text)
+    text = _URL.sub(" ", text)
+    text = text.replace("`", "").replace("*", "").replace("#", " ").replace("\\r", " ")
+    text = text.replace("\\n", " ").replace("&nbsp;", " ").replace("&amp;", "&")
+    return _SPACES.sub(" ", text).strip()
+
+
+def split_identifier(text: str) -> list[str]:
+    """ "getV3ProjectsIdMergeRequests" -> get v3 projects id merge requests; also splits on any
+    punctuation ("Microsoft.Compute/virtualMachines" -> microsoft compute virtual machines)."""
+    text = _CAMEL_ACRONYM.sub(r"\1 \2", _CAMEL_LOWER_UPPER.sub(r"\1 \2", text or ""))
+    return [word.lower() for word in _NON_WORD.split(text) if word]
+
+
+def _first_chars(text: str, limit: int) -> str:
+    """Whole sentences up to ``limit`` characters (at least the first sentence's start)."""
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for sentence in _SENTENCE_END.split(text):
+        if kept and len(kept) + len(sentence) + 1 > limit:
+            break
+        kept = f"{kept} {sentence}".strip()
+    return kept[:limit]
+
+
+def _words(text: str) -> str:
+    seen: list[str] = []
+    for word in split_identifier(text):
+        if not _VERSION_WORD.match(word) and word not in seen:
+            seen.append(word)
+    return " ".join(seen)
+
+
+def endpoint_search_text(
+    *,
+    api_name: str,
+    api_slug: str,
+    api_description: str,
+    method: str,
+    path: str,
+    operation_id: str,
+    summary: str,
+    description: str,
+    parameter_names: list[str],
+) -> str:
+    """The text that stands for an endpoint in the index (embedded and BM25-indexed).
+
+    What the endpoint does comes first (the model reads at most 128 word pieces), then which API
+    it belongs to, then the words of its path and its parameters. Summaries that only repeat the
+    operation name ("addCards()") add nothing, so the operation's words stand in for them.
+    """
+    summary = clean_text(summary)
+    description = _first_chars(clean_text(description), DESCRIPTION_CHARS)
+    operation = _words(operation_id)
+    if summary and _words(summary) == operation:
+        summary = ""
+    parts = []
+    if summary:
+        parts.append(summary.rstrip(".") + ".")
+    if operation:
+        parts.append(operation + ".")
+    if description and description.lower() != summary.lower():
+        parts.append(description.rstrip(".") + ".")
+    api_line = f"{clean_text(api_name)} API ({_words(api_slug)})"
+    api_about = _first_chars(clean_text(api_description), API_DESCRIPTION_CHARS)
+    if api_about:
+        api_line += f": {api_about.rstrip('.')}"
+    parts.append(api_line + ".")
+    parts.append(f"{method.upper()} {_words(path)}.")
+    names = []
+    for name in parameter_names:
+        words = _words(name)
+        if words and words not in names and words not in TRANSPORT_PARAMETERS:
+            names.append(words)
+    if names:
+        parts.append("Parameters: " + ", ".join(names[:MAX_PARAMETERS]) + ".")
+    return " ".join(parts)
+
+
+def endpoint_short_text(
+    *, api_name: str, method: str, path: str, summary: str, description: str
+) -> str:
+    """The endpoint's second, short view: its API, method, path and one-line summary. The full
+    text describes more, which also dilutes what the endpoint is mostly about; the index mixes
+    the two vectors (``Ranking.short_view``)."""
+    return f"{clean_text(api_name)}. {method.upper()} {path}. {clean_text(summary or description)}"
+
+
+def endpoint_search_texts_for(endpoint: Any, api: Any) -> tuple[str, str]:
+    """The full and the short text of an Endpoint and its ProviderApi."""
+    return endpoint_search_text_for(endpoint, api), endpoint_short_text(
+        api_name=api.name,
+        method=endpoint.method,
+        path=endpoint.path,
+        summary=endpoint.summary,
+        description=endpoint.description,
+    )
+
+
+def endpoint_search_text_for(endpoint: Any, api: Any) -> str:
+    """``endpoint_search_text`` for an Endpoint and its ProviderApi (or rows with their fields)."""
+    names = [
+        param.get("name", "")
+        for params in (endpoint.path_params, endpoint.query_params, endpoint.body_params)
+        for param in (params or [])
+        if isinstance(param, dict)
+    ]
+    return endpoint_search_text(
+        api_name=api.name,
+        api_slug=api.slug,
+        api_description=api.description,
+        method=endpoint.method,
+        path=endpoint.path,
+        operation_id=endpoint.operation_id,
+        summary=endpoint.summary,
+        description=endpoint.description,
+        parameter_names=names,
+    )
+
+
+# --- Lexical side ---------------------------------------------------------------------------------
+
+# Words that say nothing about which endpoint is meant ("an API to ...", "how do I ...").
+_STOPWORD_TEXT = """
+a about all an and any are as at be by can could do does for from give have how i if in into
+is it its let me my need of on or our please show some that the their them then there these
+this those to use using via want way we what when where which who whose will with would you
+your api apis endpoint endpoints service
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_stemmers = threading.local()
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """Lower-case English stems of the words of ``text``, identifiers split, stopwords dropped."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:  # PyStemmer's stemmers are not thread-safe: one per thread
+        import Stemmer
+
+        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+    words = [word for word in split_identifier(text) if word not in _STOPWORDS and len(word) > 1]
+    return stemmer.stemWords(words)
+
+
+# --- Queries --------------------------------------------------------------------------------------
+
+_QUERY_FILLER = re.compile(
+    r"^\s*(?:(?:i|we)\s+(?:want|need|would like)\s+to|how\s+(?:do|can|could)\s+(?:i|we|you)|"
+    r"(?:is\s+there\s+)?(?:an?\s+)?(?:api|endpoint|tool|way)\s+(?:to|that|for|which)|"
+    r"(?:please\s+)?(?:find|give|show)\s+me\s+(?:an?\s+)?(?:api|endpoint|tool)\s+(?:to|that|for)|"
+    r"help\s+me)\s+",
+    re.IGNORECASE,
+)
+
+
+def query_normalise(prompt: str) -> str:
+    """The need without the words around it: "I want to send an SMS" -> "send an SMS"."""
+    text = _SPACES.sub(" ", prompt).strip()
+    while True:
+        shorter = _QUERY_FILLER.sub("", text, count=1)
+        if shorter == text or not shorter.strip():
+            return text.rstrip("?.! ")
+        text = shorter
+
+
+# --- Ranking --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the two signals are fused into one relevance, and how relevance maps to a score.
+
+    ``short_view`` (the weight of the short text's vector in each endpoint's mixed vector),
+    ``lexical`` and ``lexical_half`` order the results (chosen on the training split). ``scale``,
+    ``gap`` and ``bias`` only calibrate: a logistic fit of "is an expected endpoint" on the
+    relevance and on its distance below the query's best relevance, over the best 10 endpoints
+    of each training query. Both grow with relevance, so they never change the order.
+    """
+
+    short_view: float
+    lexical: float
+    lexical_half: float
+    scale: float
+    gap: float
+    bias: float
+    normalise_query: bool = True
+
+    def relevance(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
+        if not self.lexical:
+            return cosine
+        return cosine + self.lexical * (bm25 / (bm25 + self.lexical_half))
+
+    def logits(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
+        relevance = self.relevance(cosine, bm25)
+        best = relevance.max() if len(relevance) else 0.0
+        return self.scale * relevance + self.gap * (relevance - best) + self.bias
+
+
+# Chosen and fitted by `bench/search_quality.py --fit` on the training split; see README "Search".
+RANKING = Ranking(short_view=0.5, lexical=0.25, lexical_half=8.0, scale=3.14, gap=18.85, bias=-2.57)
+
+
+def _sigmoid(values: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-values))
+
+
+# --- The in-memory index --------------------------------------------------------------------------
+
+
+@dataclass
+class IndexedApi:
+    id: int
+    name: str
+    slug: str
+    base_url: str
+    verified: bool
+
+
+@dataclass
+class IndexedEndpoint:
+    id: int
+    api: IndexedApi
+    path: str
+    method: str
+    description: str
+    price: str
+    is_payable: bool
+    verified: bool
+
+
+@dataclass
+class SearchIndex:
+    """Every enabled endpoint of every enabled API, as of catalog version ``version``."""
+
+    version: int
+    endpoints: list[IndexedEndpoint]
+    # (len(endpoints), DIMENSIONS) float32: each endpoint's full and short vectors mixed by
+    # Ranking.short_view; zero rows have no embedding yet
+    vectors: np.ndarray
+    lexical: Any  # bm25s.BM25 over the same texts, or None when the catalog is empty
+    unembedded: np.ndarray | None = None  # rows without a stored vector, when there are any
+    texts_by_hash: dict[str, list[str]] = field(default_factory=dict)
+    built_seconds: float = 0.0
+
+    def signals(self, prompt: str, *, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The query's cosine similarity with every endpoint and every endpoint's BM25 score."""
+        from catalog.embeddings import query_embed
+
+        query = query_normalise(prompt) if normalise else prompt
+        cosine = self.vectors @ query_embed(query)
+        bm25 = np.zeros(len(self.endpoints), dtype=np.float32)
+        if self.lexical is not None:
+            vocabulary = self.lexical.vocab_dict
+            tokens = [token for token in lexical_tokens(query) if token in vocabulary]
+            if tokens:
+                bm25 = self.lexical.get_scores(tokens)
+        if self.unembedded is not None and len(self.unembedded) < len(cosine):
+            # No vector yet: lend the endpoint the cosine found at its BM25 rank among the
+            # embedded ones, so that its words alone place it.
+            embedded = np.ones(len(cosine), dtype=bool)
+            embedded[self.unembedded] = False
+            cosines = np.sort(cosine[embedded])[::-1]
+            ascending = np.sort(bm25)
+            ranks = len(ascending) - np.searchsorted(ascending, bm25[self.unembedded], "right")
+            cosine[self.unembedded] = cosines[np.minimum(ranks, len(cosines) - 1)]
+        return cosine, bm25
+
+    def search(
+        self, prompt: str, *, limit: int, ranking: Ranking = RANKING
+    ) -> list[tuple[IndexedEndpoint, float]]:
+        """The ``limit`` best endpoints with their calibrated scores, best first."""
+        if not self.endpoints:
+            return []
+        cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
+        logits = ranking.logits(cosine, bm25)
+        count = min(limit, len(logits))
+        top = np.argpartition(-logits, count - 1)[:count]
+        top = top[np.argsort(-logits[top], kind="stable")]
+        scores = _sigmoid(logits[top].astype(np.float64))
+        return [
+            (self.endpoints[row], round(float(score), 4))
+            for row, score in zip(top, scores, strict=True)
+        ]
+
+
+def search_index_build(
+    *, previous: SearchIndex | None = None, ranking: Ranking = RANKING
+) -> SearchIndex:
+    """Read the catalog and its stored vectors into a new index.
+
+    Endpoints without a stored vector (their embedding failed or is still being computed) are
+    found by BM25 only; ``reindex_search`` embeds them. Tokenised texts are reused from the
+    previous index by text hash, so a rebuild after a small edit costs little more than its reads.
+    """
+    import bm25s
+
+    from catalog.embeddings import DIMENSIONS, MODEL_NAME
+    from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
+    from catalog.selectors import catalog_version_current
+
+    started = time.perf_counter()
+    version = catalog_version_current()
+    apis = {
+        row["id"]: IndexedApi(
+            id=row["id"],
+            name=row["name"],
+            slug=row["slug"],
+            base_url=row["base_url"],
+            verified=row["verified"],
+        )
+        for row in ProviderApi.objects.filter(enabled=True).values(
+            "id", "name", "slug", "base_url", "verified"
+        )
+    }
+    endpoint_rows = list(
+        Endpoint.objects.filter(enabled=True, api__enabled=True)
+        .order_by("api_id", "path", "method")
+        .values_list(
+            "id",
+            "api_id",
+            "path",
+            "method",
+            "summary",
+            "description",
+            "price_kind",
+            "price_micros",
+            "is_payable",
+            "verified",
+        )
+    )
+    endpoints: list[IndexedEndpoint] = [
+        IndexedEndpoint(
+            id=endpoint_id,
+            api=apis[api_id],
+            path=path,
+            method=method,
+            description=summary or description,
+            price=prices.price_search_label(kind=price_kind, micros=price_micros),
+            is_payable=is_payable,
+            verified=verified,
+        )
+        for (
+            endpoint_id,
+            api_id,
+            path,
+            method,
+            summary,
+            description,
+            price_kind,
+            price_micros,
+            is_payable,
+            verified,
+        ) in endpoint_rows
+    ]
+    row_of = {endpoint.id: row for row, endpoint in enumerate(endpoints)}
+    # Filled row by row from a streamed query: the stored vectors are never all held twice.
+    vectors = np.zeros((len(endpoints), DIMENSIONS), dtype=np.float32)
+    tokens: list[list[str] | None] = [None] * len(endpoints)
+    texts_by_hash: dict[str, list[str]] = {}
+    known = previous.texts_by_hash if previous is not None else {}
+    embedded = (
+        EndpointEmbedding.objects.filter(
+            model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
+        )
+        .values_list("endpoint_id", "text", "text_hash", "vector", "short_vector")
+        .iterator(chunk_size=2000)
+    )
+    for endpoint_id, text, text_hash, vector, short_vector in embedded:
+        row = row_of.get(endpoint_id)
+        if row is None:
+            continue
+        vectors[row] = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
+        vectors[row] += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
+        words = texts_by_hash.get(text_hash) or known.get(text_hash)
+        if words is None:  # interned: the corpus's 600k tokens are some 20k distinct stems
+            words = [sys.intern(word) for word in lexical_tokens(text)]
+        texts_by_hash[text_hash] = tokens[row] = words
+    missing = [row for row, words in enumerate(tokens) if words is None]
+    if missing:
+        _tokens_for_unembedded(endpoints, missing, tokens)
+        logger.warning(
+            "%d endpoints have no stored embedding and are found by keywords only; "
+            "run `manage.py reindex_search`",
+            len(missing),
+        )
+    lexical = None
+    if endpoints:
+        lexical = bm25s.BM25()
+        lexical.index(tokens, show_progress=False)
+    index = SearchIndex(
+        version=version,
+        endpoints=endpoints,
+        vectors=vectors,
+        lexical=lexical,
+        unembedded=np.array(missing, dtype=np.int64) if missing else None,
+        texts_by_hash=texts_by_hash,
+    )
+    index.built_seconds = time.perf_counter() - started
+    logger.info(
+        "Search index built for catalog version %s: %d endpoints in %.2f s",
+        version,
+        len(endpoints),
+        index.built_seconds,
+    )
+    return index
+
+
+def _tokens_for_unembedded(
+    endpoints: list[IndexedEndpoint], rows: list[int], tokens: list[list[str] | None]
+) -> None:
+    from catalog.models import Endpoint
+
+    by_id = {
+        endpoint.pk: endpoint
+        for endpoint in Endpoint.objects.filter(pk__in=[endpoints[row].id for row in rows])
+        .select_related("api")
+        .only(
+            "method",
+            "path",
+            "operation_id",
+            "summary",
+            "description",
+            "path_params",
+            "query_params",
+            "body_params",
+            "api__name",
+            "api__slug",
+            "api__description",
+        )
+    }
+    for row in rows:
+        endpoint = by_id.get(endpoints[row].id)
+        text = endpoint_search_text_for(endpoint, endpoint.api) if endpoint is not None else ""
+        tokens[row] = lexical_tokens(text)
+
+
+_current: SearchIndex | None = None
+_build_lock = threading.Lock()
+
+
+def search_index_current() -> SearchIndex:
+    """This process's index, rebuilt first when the catalog version moved since it was built.
+
+    One thread rebuilds; the others keep answering from the previous index meanwhile (only the
+    very first build makes them wait).
+    """
+    global _current
+    from catalog.selectors import catalog_version_current
+
+    index = _current
+    if index is not None and index.version == catalog_version_current():
+        return index
+    if index is None:
+        with _build_lock:
+            if _current is None:
+                _current = search_index_build()
+            return _current
+    if _build_lock.acquire(blocking=False):
+        try:
+            if _current.version != catalog_version_current():
+                _current = search_index_build(previous=_current)
+        finally:
+            _build_lock.release()
+    return _current
+
+
+def search_index_reset() -> None:
+    """Forget this process's index (tests; the next search builds a new one)."""
+    global _current
+    with _build_lock:
+        _current = None
+
+
+def search_warm_up() -> None:
+    """Load the model and build the index before the first request (gateway.wsgi calls it).
+
+    A database that is not reachable or not migrated yet only postpones the index to the first
+    search; the model is loaded regardless.
+    """
+    from django.db import DatabaseError, connections
+
+    from catalog.embeddings import embedding_model
+
+    embedding_model()
+    try:
+        search_index_current()
+    except DatabaseError:
+        logger.warning("Search index not built at start-up; the first search builds it")
+    finally:
+        # gunicorn --preload forks after this: workers must not share the master's connection.
+        connections.close_all()

@@ -1,0 +1,259 @@
+"""POST /v1/search on a small fixed catalog, with the real model (loaded once per test session)."""
+
+import pytest
+from django.core.management import call_command
+
+from catalog.apis import SearchOutputSerializer
+from catalog.models import Endpoint, EndpointEmbedding
+from catalog.search import search_index_current, search_index_reset
+from catalog.services import (
+    endpoint_embeddings_refresh,
+    endpoint_save,
+    endpoints_set_enabled,
+    provider_apis_set_enabled,
+)
+from tests.catalog.conftest import assert_matches_documented_shape, import_documents
+from tests.factories import make_endpoint, make_provider_api
+
+pytestmark = pytest.mark.django_db
+
+ENDPOINTS = {
+    # slug: (API description, [(method, path, summary, query parameters)])
+    "mailcheck": (
+        "Email verification and email finding for sales teams.",
+        [
+            ("GET", "/v1/verify", "Verify that an email address is deliverable", ["email"]),
+            (
+                "GET",
+                "/v1/finder",
+                "Find the professional email of a person from their name and company domain",
+                ["first_name", "last_name", "domain"],
+            ),
+            ("GET", "/v1/account", "Remaining credits on the account", []),
+        ],
+    ),
+    "shotter": (
+        "Renders web pages in a real browser.",
+        [
+            ("GET", "/take", "Take a screenshot of a web page as PNG or PDF", ["url"]),
+            ("GET", "/usage", "Screenshots used this month", []),
+        ],
+    ),
+    "textly": (
+        "Messaging for developers.",
+        [
+            ("POST", "/sms", "Send an SMS text message to a mobile phone number", ["to", "body"]),
+            ("GET", "/sms/{id}", "Delivery status of a sent message", ["id"]),
+        ],
+    ),
+    "skycast": (
+        "Weather data for any place on earth.",
+        [
+            ("GET", "/forecast", "Weather forecast for the next 7 days for a city", ["city"]),
+            ("GET", "/history", "Historical temperature and rainfall records", ["city", "date"]),
+        ],
+    ),
+    "geoplace": (
+        "Maps and places.",
+        [("GET", "/geocode", "Turn a postal address into latitude and longitude", ["address"])],
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_index():
+    search_index_reset()
+    yield
+    search_index_reset()
+
+
+@pytest.fixture
+def catalog():
+    for slug, (description, endpoints) in ENDPOINTS.items():
+        api = make_provider_api(slug, description=description)
+        for method, path, summary, names in endpoints:
+            make_endpoint(
+                api,
+                path,
+                method,
+                summary=summary,
+                query_params=[
+                    {"name": name, "type": "string", "required": True, "description": ""}
+                    for name in names
+                ],
+                is_payable=slug != "skycast",
+            )
+    endpoint_embeddings_refresh()
+
+
+def search(client, body: dict, status: int = 200) -> dict:
+    response = client.post("/v1/search", body, format="json")
+    assert response.status_code == status, response.content
+    return response.json()
+
+
+def flat(body: dict) -> list[tuple[str, str]]:
+    return [(api["slug"], ep["path"]) for api in body["results"] for ep in api["endpoints"]]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "slug", "path"),
+    [
+        ("is this email deliverable", "mailcheck", "/v1/verify"),
+        ("find the work email of a person at a company", "mailcheck", "/v1/finder"),
+        ("screenshot a web page", "shotter", "/take"),
+        ("text a customer on their mobile", "textly", "/sms"),
+        ("will it rain in Paris this weekend", "skycast", "/forecast"),
+        ("coordinates of a street address", "geoplace", "/geocode"),
+    ],
+)
+def test_the_expected_endpoint_ranks_first(client_for, alice, catalog, prompt, slug, path):
+    body = search(client_for(alice.live_key), {"prompt": prompt})
+    assert flat(body)[0] == (slug, path)
+
+
+def test_the_answer_has_the_contract_shape(client_for, alice, catalog):
+    body = search(client_for(alice.live_key), {"prompt": "  verify an email  ", "limit": 3})
+    assert_matches_documented_shape(SearchOutputSerializer, body)
+    assert body["success"] is True
+    assert body["searchType"] == "semantic"
+    assert body["prompt"] == "  verify an email  "
+    assert body["count"] == 3 == len(flat(body))
+    assert body["apisCount"] == len(body["results"])
+    assert isinstance(body["responseTime"], int | float) and body["responseTime"] >= 0
+    top = body["results"][0]
+    assert top["slug"] == "mailcheck" and top["baseUrl"] == "https://mailcheck.example"
+    assert top["id"] and top["endpoints"][0]["id"]
+    assert top["endpoints"][0]["price"] == "0.01"
+    assert top["endpoints"][0]["method"] == "GET"
+
+
+def test_the_default_limit_is_ten_endpoints_and_fifty_is_allowed(client_for, alice, catalog):
+    client = client_for(alice.live_key)
+    assert search(client, {"prompt": "email"})["count"] == 10
+    assert search(client, {"prompt": "email", "limit": 50})["count"] == 10  # the whole catalog
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "prompt"),
+        ({"prompt": ""}, "prompt"),
+        ({"prompt": "   "}, "prompt"),
+        ({"prompt": None}, "prompt"),
+        ({"prompt": 42}, "prompt"),
+        ({"prompt": ["send an sms"]}, "prompt"),
+        ({"prompt": "x" * 1001}, "prompt"),
+        ({"prompt": "sms", "limit": 0}, "limit"),
+        ({"prompt": "sms", "limit": 51}, "limit"),
+        ({"prompt": "sms", "limit": "5"}, "limit"),
+        ({"prompt": "sms", "limit": 2.5}, "limit"),
+        ({"prompt": "sms", "limit": True}, "limit"),
+        ({"prompt": "sms", "limit": None}, "limit"),
+    ],
+)
+def test_a_bad_request_is_a_400_naming_the_field(client_for, alice, body, field):
+    answer = search(client_for(alice.live_key), body, status=400)
+    assert answer["code"] == "INVALID_REQUEST"
+    assert answer["error"].startswith(f"{field}:")
+
+
+def test_results_are_grouped_by_api_in_score_order(client_for, alice, catalog):
+    body = search(client_for(alice.live_key), {"prompt": "email address", "limit": 8})
+    slugs = [api["slug"] for api in body["results"]]
+    assert len(slugs) == len(set(slugs))  # one record per API
+    best = [api["endpoints"][0]["score"] for api in body["results"]]
+    assert best == sorted(best, reverse=True)
+    for api in body["results"]:
+        scores = [endpoint["score"] for endpoint in api["endpoints"]]
+        assert scores == sorted(scores, reverse=True)
+    mailcheck = body["results"][0]
+    assert mailcheck["slug"] == "mailcheck" and len(mailcheck["endpoints"]) == 3
+
+
+def test_scores_are_between_zero_and_one_and_separate_a_match_from_noise(
+    client_for, alice, catalog
+):
+    client = client_for(alice.live_key)
+    body = search(client, {"prompt": "send an sms message to a phone", "limit": 50})
+    scores = [ep["score"] for api in body["results"] for ep in api["endpoints"]]
+    assert all(0 <= score <= 1 for score in scores)
+    assert scores[0] > 0.4 and max(scores[1:]) < 0.1
+    unrelated = search(client, {"prompt": "sms", "limit": 50})
+    assert all(0 <= ep["score"] <= 1 for api in unrelated["results"] for ep in api["endpoints"])
+
+
+def test_disabled_endpoints_and_apis_never_appear(client_for, alice, catalog):
+    verify = Endpoint.objects.get(api__slug="mailcheck", path="/v1/verify")
+    endpoints_set_enabled(endpoint_ids=[verify.pk], enabled=False)
+    provider_apis_set_enabled(
+        api_ids=Endpoint.objects.filter(api__slug="shotter").values_list("api_id", flat=True),
+        enabled=False,
+    )
+    body = search(client_for(alice.live_key), {"prompt": "verify an email", "limit": 50})
+    found = flat(body)
+    assert ("mailcheck", "/v1/verify") not in found
+    assert not [slug for slug, _ in found if slug == "shotter"]
+    assert body["count"] == 10 - 1 - 2
+
+
+def test_a_freshly_imported_endpoint_is_searchable_without_a_restart(
+    client_for, alice, catalog, django_capture_on_commit_callbacks
+):
+    client = client_for(alice.live_key)
+    before = search(client, {"prompt": "save a sales lead"})
+    assert "hunter" not in [api["slug"] for api in before["results"]]
+    index = search_index_current()
+    with django_capture_on_commit_callbacks(execute=True):
+        summary = import_documents("hunter-oas30.yaml")
+    assert not summary.errors
+    after = search(client, {"prompt": "save a sales lead"})
+    assert after["results"][0]["slug"] == "hunter"
+    assert search_index_current() is not index  # rebuilt in place, same process
+    assert EndpointEmbedding.objects.filter(endpoint__api__slug="hunter").count() == (
+        Endpoint.objects.filter(api__slug="hunter").count()
+    )
+
+
+def test_payable_apis_carry_their_x402_address(client_for, alice, catalog, settings):
+    body = search(client_for(alice.live_key), {"prompt": "weather forecast", "limit": 50})
+    by_slug = {api["slug"]: api for api in body["results"]}
+    assert "payableBaseUrl" not in by_slug["skycast"]  # none of its endpoints is payable
+    assert by_slug["textly"]["payableBaseUrl"] == f"{settings.X402_URL}/textly"
+
+
+def test_only_changed_endpoints_are_embedded_again(catalog, django_capture_on_commit_callbacks):
+    assert endpoint_embeddings_refresh() == 0
+    sms = Endpoint.objects.get(api__slug="textly", path="/sms")
+    before = EndpointEmbedding.objects.get(endpoint=sms)
+    sms.summary = "Send a WhatsApp message"
+    with django_capture_on_commit_callbacks(execute=True):
+        endpoint_save(endpoint=sms, changed_fields=["summary"])
+    after = EndpointEmbedding.objects.get(endpoint=sms)
+    assert after.text_hash != before.text_hash and "WhatsApp" in after.text
+    assert bytes(after.vector) != bytes(before.vector)
+    assert endpoint_embeddings_refresh() == 0
+
+
+def test_reindex_search_embeds_every_endpoint_again(catalog, capsys):
+    EndpointEmbedding.objects.filter(endpoint__api__slug="skycast").delete()
+    call_command("reindex_search", verbosity=0)
+    assert "10 endpoints embedded" in capsys.readouterr().out
+    assert EndpointEmbedding.objects.count() == 10
+
+
+def test_an_endpoint_without_a_vector_is_still_found_by_its_words(client_for, alice, catalog):
+    EndpointEmbedding.objects.filter(endpoint__api__slug="geoplace").delete()
+    body = search(client_for(alice.live_key), {"prompt": "geocode a postal address", "limit": 2})
+    assert ("geoplace", "/geocode") in flat(body)
+
+
+def test_test_keys_search_the_same_catalog(client_for, alice, catalog):
+    live = search(client_for(alice.live_key), {"prompt": "screenshot"})
+    test = search(client_for(alice.test_key), {"prompt": "screenshot"})
+    assert flat(live) == flat(test)
+
+
+def test_a_request_without_a_key_is_refused(client_for, catalog):
+    body = search(client_for(None), {"prompt": "screenshot"}, status=401)
+    assert body["code"] == "UNAUTHORIZED"
