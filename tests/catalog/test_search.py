@@ -5,7 +5,7 @@ from django.core.management import call_command
 
 from catalog.apis import SearchOutputSerializer
 from catalog.models import Endpoint, EndpointEmbedding
-from catalog.search import search_index_current, search_index_reset
+from catalog.search import query_normalise, search_index_current, search_index_reset
 from catalog.services import (
     endpoint_embeddings_refresh,
     endpoint_save,
@@ -257,3 +257,29 @@ def test_test_keys_search_the_same_catalog(client_for, alice, catalog):
 def test_a_request_without_a_key_is_refused(client_for, catalog):
     body = search(client_for(None), {"prompt": "screenshot"}, status=401)
     assert body["code"] == "UNAUTHORIZED"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "need"),
+    [
+        ("I need an API that can verify an email address", "verify an email address"),
+        ("Which endpoint lets me send an SMS?", "send an SMS"),
+        ("How can I list my S3 buckets?", "list my S3 buckets"),
+        ("Can you find me a tool to geocode addresses", "geocode addresses"),
+        ("Is there an API for currency conversion?", "currency conversion"),
+        ("is this email deliverable", "is this email deliverable"),
+        ("api", "api"),
+    ],
+)
+def test_framing_around_the_need_is_dropped_before_ranking(prompt, need):
+    assert query_normalise(prompt) == need
+
+
+def test_a_framed_question_finds_what_the_bare_need_finds(client_for, alice, catalog):
+    client = client_for(alice.live_key)
+    bare = search(client, {"prompt": "take a screenshot of a web page", "limit": 3})
+    framed = search(
+        client, {"prompt": "Can you find me an API to take a screenshot of a web page?", "limit": 3}
+    )
+    assert flat(framed) == flat(bare)
+    assert framed["prompt"] == "Can you find me an API to take a screenshot of a web page?"
