@@ -396,8 +396,9 @@ def search_index_build(
     """Read the catalog and its stored vectors into a new index.
 
     Endpoints without a stored vector (their embedding failed or is still being computed) are
-    found by BM25 only; ``reindex_search`` embeds them. Tokenised texts are reused from the
-    previous index by text hash, so a rebuild after a small edit costs little more than its reads.
+    placed by their words alone (see ``SearchIndex.signals``); ``reindex_search`` embeds them.
+    Tokenised texts are reused from the previous index by text hash, so a rebuild after a small
+    edit costs little more than its reads.
     """
     import bm25s
 
