@@ -4,12 +4,13 @@ import pytest
 from django.core.management import call_command
 
 from catalog.apis import SearchOutputSerializer
-from catalog.models import Endpoint, EndpointEmbedding
+from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
 from catalog.search import query_normalise, search_index_current, search_index_reset
 from catalog.services import (
     endpoint_embeddings_refresh,
     endpoint_save,
     endpoints_set_enabled,
+    provider_api_save,
     provider_apis_set_enabled,
 )
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
@@ -233,6 +234,20 @@ def test_only_changed_endpoints_are_embedded_again(catalog, django_capture_on_co
     assert after.text_hash != before.text_hash and "WhatsApp" in after.text
     assert bytes(after.vector) != bytes(before.vector)
     assert endpoint_embeddings_refresh() == 0
+
+
+def test_renaming_an_api_embeds_its_endpoints_again(
+    client_for, alice, catalog, django_capture_on_commit_callbacks
+):
+    api = ProviderApi.objects.get(slug="skycast")
+    api.name = "Pollen Count"
+    api.description = "Pollen and allergy forecasts."
+    with django_capture_on_commit_callbacks(execute=True):
+        provider_api_save(api=api, changed_fields=["name", "description"])
+    texts = EndpointEmbedding.objects.filter(endpoint__api=api).values_list("text", flat=True)
+    assert texts and all("Pollen and allergy forecasts" in text for text in texts)
+    body = search(client_for(alice.live_key), {"prompt": "hay fever allergy outlook"})
+    assert body["results"][0]["slug"] == "skycast"
 
 
 def test_reindex_search_embeds_every_endpoint_again(catalog, capsys):
