@@ -10,6 +10,9 @@ overrides the corpus location. Prints figures; asserts nothing.
     .venv/bin/python bench/search_quality.py          # every variant, both splits
     .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
 
+The "framed" variants ask each query inside a sentence ("Which endpoint lets me <query>?"), with
+and without the query normalisation that drops such framing.
+
 A query is a hit at k when any of its expected endpoints is among the first k endpoints of the
 answer at limit 10, read in the order the API serves them (grouped by API, APIs by their best
 endpoint); MRR uses the position of the first expected endpoint in that answer (0 when absent).
@@ -26,6 +29,12 @@ CORPUS_DIR = os.environ.get(
 )
 QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
 LIMIT = 10
+FRAMINGS = (
+    "I need an API that can {}",
+    "Which endpoint lets me {}?",
+    "How can I {}?",
+    "Can you find me an API to {}",
+)
 
 
 def main() -> None:
@@ -104,10 +113,12 @@ def _run(*, fit: bool) -> None:
     full = vectors_from_bytes([stored[e.id][0] for e in index.endpoints])
     short = vectors_from_bytes([stored[e.id][1] for e in index.endpoints])
     signals = {}
-    for query in queries:
+    for number, query in enumerate(queries):
         cosine, bm25 = index.signals(query["q"], normalise=True)
         raw_cosine, raw_bm25 = index.signals(query["q"], normalise=False)
         vector = query_embed(query_normalise(query["q"]))
+        # The same need framed as a question to a search box.
+        framed = FRAMINGS[number % len(FRAMINGS)].format(query["q"])
         signals[query["q"]] = {
             "cosine": cosine,
             "bm25": bm25,
@@ -115,6 +126,8 @@ def _run(*, fit: bool) -> None:
             "raw_bm25": raw_bm25,
             "full": full @ vector,
             "short": short @ vector,
+            "framed": index.signals(framed, normalise=True),
+            "framed_raw": index.signals(framed, normalise=False),
         }
 
     def rrf(s):
@@ -128,6 +141,8 @@ def _run(*, fit: bool) -> None:
         ("BM25, full text", lambda s: s["bm25"]),
         ("reciprocal rank fusion", rrf),
         ("fusion, query as typed", lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"])),
+        ("fusion, framed, as typed", lambda s: as_typed.logits(*s["framed_raw"])),
+        ("fusion, framed, normalised", lambda s: RANKING.logits(*s["framed"])),
         ("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"])),
     ]
     print()

@@ -27,7 +27,7 @@ QUERY_CACHE_SIZE = 2048
 
 _lock = threading.Lock()
 _model = None
-_threads = 0  # 0: settings.SEARCH_TORCH_THREADS
+_threads = 0  # 0: settings.SEARCH_THREADS
 
 
 def embedding_model():
@@ -43,10 +43,14 @@ def embedding_model():
 def _load():
     import torch
     from sentence_transformers import SentenceTransformer
+    from threadpoolctl import threadpool_limits
 
     # One intra-op thread: a 2-core box runs two workers, and an OpenMP pool started before
     # gunicorn forks hangs the workers that inherit it.
-    torch.set_num_threads(_threads or settings.SEARCH_TORCH_THREADS)
+    torch.set_num_threads(_threads or settings.SEARCH_THREADS)
+    # numpy's BLAS likewise: its threads spin while waiting for a core, and on a busy box the
+    # index's matrix-vector product went from about 1 ms to 8 ms with two of them.
+    threadpool_limits(limits=settings.SEARCH_THREADS, user_api="blas")
     model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
     model.max_seq_length = MAX_TOKENS
     model.eval()

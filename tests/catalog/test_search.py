@@ -4,12 +4,13 @@ import pytest
 from django.core.management import call_command
 
 from catalog.apis import SearchOutputSerializer
-from catalog.models import Endpoint, EndpointEmbedding
-from catalog.search import search_index_current, search_index_reset
+from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
+from catalog.search import query_normalise, search_index_current, search_index_reset
 from catalog.services import (
     endpoint_embeddings_refresh,
     endpoint_save,
     endpoints_set_enabled,
+    provider_api_save,
     provider_apis_set_enabled,
 )
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
@@ -235,6 +236,20 @@ def test_only_changed_endpoints_are_embedded_again(catalog, django_capture_on_co
     assert endpoint_embeddings_refresh() == 0
 
 
+def test_renaming_an_api_embeds_its_endpoints_again(
+    client_for, alice, catalog, django_capture_on_commit_callbacks
+):
+    api = ProviderApi.objects.get(slug="skycast")
+    api.name = "Pollen Count"
+    api.description = "Pollen and allergy forecasts."
+    with django_capture_on_commit_callbacks(execute=True):
+        provider_api_save(api=api, changed_fields=["name", "description"])
+    texts = EndpointEmbedding.objects.filter(endpoint__api=api).values_list("text", flat=True)
+    assert texts and all("Pollen and allergy forecasts" in text for text in texts)
+    body = search(client_for(alice.live_key), {"prompt": "hay fever allergy outlook"})
+    assert body["results"][0]["slug"] == "skycast"
+
+
 def test_reindex_search_embeds_every_endpoint_again(catalog, capsys):
     EndpointEmbedding.objects.filter(endpoint__api__slug="skycast").delete()
     call_command("reindex_search", verbosity=0)
@@ -257,3 +272,29 @@ def test_test_keys_search_the_same_catalog(client_for, alice, catalog):
 def test_a_request_without_a_key_is_refused(client_for, catalog):
     body = search(client_for(None), {"prompt": "screenshot"}, status=401)
     assert body["code"] == "UNAUTHORIZED"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "need"),
+    [
+        ("I need an API that can verify an email address", "verify an email address"),
+        ("Which endpoint lets me send an SMS?", "send an SMS"),
+        ("How can I list my S3 buckets?", "list my S3 buckets"),
+        ("Can you find me a tool to geocode addresses", "geocode addresses"),
+        ("Is there an API for currency conversion?", "currency conversion"),
+        ("is this email deliverable", "is this email deliverable"),
+        ("api", "api"),
+    ],
+)
+def test_framing_around_the_need_is_dropped_before_ranking(prompt, need):
+    assert query_normalise(prompt) == need
+
+
+def test_a_framed_question_finds_what_the_bare_need_finds(client_for, alice, catalog):
+    client = client_for(alice.live_key)
+    bare = search(client, {"prompt": "take a screenshot of a web page", "limit": 3})
+    framed = search(
+        client, {"prompt": "Can you find me an API to take a screenshot of a web page?", "limit": 3}
+    )
+    assert flat(framed) == flat(bare)
+    assert framed["prompt"] == "Can you find me an API to take a screenshot of a web page?"
