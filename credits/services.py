@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import BigIntegerField, Case, F, Q, Value, When
 from django.utils import timezone
 
@@ -18,8 +18,6 @@ from credits.models import Account, Hold, LedgerEntry, UsageEvent
 from gateway.errors import Conflict, InsufficientCredits, InvalidRequest, NotFound
 from gateway.models import Organization, User
 from gateway.money import format_usd, micros_to_cents
-
-DEADLOCK_DETECTED = "40P01"
 
 
 @dataclass(frozen=True)
@@ -412,34 +410,28 @@ def _capture_in_one_statement(
         if _platform_id is None or attempt:
             _platform_id = account_platform().pk
         legs = _capture_legs(hold, amount_micros, provider_id, _platform_id)
-        try:
-            with _savepoint_if_in_transaction():
-                captured = settlement_sql.capture(
-                    hold=hold,
-                    amount_micros=amount_micros,
-                    legs=[(leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in legs],
-                    description=description,
-                    metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
-                    event_ref=f"call:{hold.request_id}",
-                    now=now,
-                    usage=also_record,
-                )
-        except IntegrityError:
-            # The remembered platform account is gone (it can only be a test's rolled-back
-            # one): find or create it again and retry; the failed statement wrote nothing.
-            continue
-        except OperationalError as error:
-            if getattr(error.__cause__, "sqlstate", None) != DEADLOCK_DETECTED:
-                raise
-            continue  # PostgreSQL chose this statement to break a lock cycle: it wrote nothing
-        if captured:
+        with _savepoint_if_in_transaction():
+            outcome = settlement_sql.capture(
+                hold=hold,
+                amount_micros=amount_micros,
+                legs=[(leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in legs],
+                description=description,
+                metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
+                event_ref=f"call:{hold.request_id}",
+                now=now,
+                usage=also_record,
+            )
+        if outcome is settlement_sql.CaptureOutcome.CAPTURED:
             hold.status, hold.captured_micros = Hold.Status.CAPTURED, amount_micros
             hold.settled_at = now
             return hold
-        current = Hold.objects.get(pk=hold.pk)
-        if current.status == Hold.Status.CAPTURED:
-            return current
-        raise Conflict(f"The hold of request {hold.request_id} was already {current.status}")
+        if outcome is settlement_sql.CaptureOutcome.NOT_PENDING:
+            current = Hold.objects.get(pk=hold.pk)
+            if current.status == Hold.Status.CAPTURED:
+                return current
+            raise Conflict(f"The hold of request {hold.request_id} was already {current.status}")
+        # A remembered platform account that no longer exists (only a test's, rolled back):
+        # nothing was written; find or create it again and retry.
     raise RuntimeError(f"could not capture the hold of request {hold.request_id}")
 
 

@@ -8,6 +8,7 @@ CTEs that lock, check, move and record in one go. credits.services uses them on 
 the test suite runs the money tests against both.
 """
 
+import enum
 import json
 from datetime import datetime
 
@@ -19,6 +20,12 @@ ACCOUNTS = Account._meta.db_table
 HOLDS = Hold._meta.db_table
 ENTRIES = LedgerEntry._meta.db_table
 USAGE = UsageEvent._meta.db_table
+
+
+class CaptureOutcome(enum.Enum):
+    CAPTURED = "captured"
+    NOT_PENDING = "not pending"
+    MISSING_ACCOUNT = "missing account"
 
 
 def reserve(hold: Hold) -> bool:
@@ -71,13 +78,12 @@ def capture(
     event_ref: str,
     now: datetime,
     usage: UsageEvent | None,
-) -> bool:
+) -> "CaptureOutcome":
     """Mark the pending hold captured, move every leg (releasing the hold from the caller's
     held amount), append the ledger entries and record the usage event.
 
-    ``legs`` are (account id, entry type, signed amount, role). False, with nothing written,
-    when the hold was no longer pending. A leg naming a missing account makes the entry insert
-    fail (its balance_after is NULL), undoing the whole statement.
+    ``legs`` are (account id, entry type, signed amount, role). Nothing is written when the
+    hold was no longer pending or a leg names an account that does not exist.
     """
     params = {
         "captured": Hold.Status.CAPTURED,
@@ -134,14 +140,24 @@ def capture(
             "u_fingerprint": usage.params_fingerprint,
             "u_root": usage.billing_root_request_id,
         }
+    params["accounts"] = len(rows)
+    # The accounts are locked first, in id order, then the hold: the order every other writer
+    # (reservations, releases, the sweeper) takes them in, so no two of them can deadlock.
     sql = f"""
-        WITH claimed AS (
+        WITH legs (account_id, type, amount, released, role) AS (VALUES {", ".join(rows)}),
+        locked AS (
+            SELECT id FROM {ACCOUNTS}
+            WHERE id IN (SELECT account_id FROM legs)
+            ORDER BY id
+            FOR UPDATE
+        ),
+        claimed AS (
             UPDATE {HOLDS} SET status = %(captured)s, captured_micros = %(amount)s,
                                settled_at = %(now)s
             WHERE id = %(hold)s AND status = %(pending)s
+              AND (SELECT count(*) FROM locked) = %(accounts)s
             RETURNING id
         ),
-        legs (account_id, type, amount, released, role) AS (VALUES {", ".join(rows)}),
         moved AS (
             UPDATE {ACCOUNTS} AS account
             SET balance_micros = account.balance_micros + legs.amount,
@@ -160,9 +176,11 @@ def capture(
             WHERE legs.amount <> 0
             RETURNING id
         ){record_usage}
-        SELECT count(*) FROM claimed
+        SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM locked)
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        (claimed,) = cursor.fetchone()
-    return claimed == 1
+        claimed, locked = cursor.fetchone()
+    if locked < len(rows):
+        return CaptureOutcome.MISSING_ACCOUNT
+    return CaptureOutcome.CAPTURED if claimed else CaptureOutcome.NOT_PENDING
