@@ -1,6 +1,8 @@
 """People-email APIs: Hunter, ContactOut, Dropcontact, Findymail, Prospeo, Snov.io."""
 
-from sandbox.call import Call
+import random
+
+from sandbox.call import Call, stable_hash
 from sandbox.generators.emails import verdict
 from sandbox.generators.people import company, person, short_id
 from sandbox.generators.words import clean_domain
@@ -758,7 +760,15 @@ def _snov_result(call: Call, name: str = "task_hash"):
     job, done = job_for(call, name)
     if not done:
         return job, None
-    return job, call.rng() if job is None else call.item_rng(0, job.seed)
+    return job, _job_rng(call, job, 0)
+
+
+def _job_rng(call: Call, job, index: int, *salt) -> random.Random:
+    """Result ``index`` of a job, from the job's own seed: the job id also carries its start
+    time, so identical starts at different moments must still give identical results."""
+    if job is None:
+        return call.item_rng(index, *salt)
+    return random.Random(stable_hash(job.seed, index, *salt))
 
 
 @handles("snov", "POST", "/v2/domain-search/start")
@@ -822,7 +832,7 @@ def snov_prospects_result(call: Call):
     prospects = []
     for index in range(start, min(start + 20, total)):
         p = person(
-            call.item_rng(index, inputs["domain"]),
+            _job_rng(call, job, index, inputs["domain"]),
             domain=inputs["domain"],
             title=positions[index % len(positions)] if positions else None,
         )
@@ -866,7 +876,7 @@ def snov_domain_emails_result(call: Call):
     inputs = (job_inputs(job) if job else None) or {"domain": "example.com", "limit": 10}
     emails = [
         {
-            "email": person(call.item_rng(index, inputs["domain"]), domain=inputs["domain"])[
+            "email": person(_job_rng(call, job, index, inputs["domain"]), domain=inputs["domain"])[
                 "email"
             ],
             "type": "personal",
