@@ -175,6 +175,7 @@ def test_a_visitor_may_browse_the_catalog(client, mailcheck):
 
     assert [page.status_code for page in (listing, api_page, endpoint_page)] == [200, 200, 200]
     assert "Searching needs an account" in listing.content.decode()
+    assert '<a href="/signup">Create an account</a>, then a key' in endpoint_page.content.decode()
 
 
 def test_the_navigation_links_the_catalog(client, browser_for, alice):
