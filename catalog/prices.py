@@ -33,8 +33,22 @@ def price_unit(*, kind: str) -> str:
     return PRICE_UNITS[kind]
 
 
+def price_text(*, kind: str, micros: int) -> str:
+    """For people (the dashboard): the label with what it is for: "$0.01 per call", "$0.0025 per
+    result", "free" or "dynamic, per token"."""
+    if kind == DYNAMIC:
+        return "dynamic, per token"
+    if kind == FREE or micros == 0:
+        return "free"
+    return f"{price_label(kind=kind, micros=micros)} per {price_unit(kind=kind)}"
+
+
 def endpoint_price_label(endpoint: Any) -> str:
     return price_label(kind=endpoint.price_kind, micros=endpoint.price_micros)
+
+
+def endpoint_price_text(endpoint: Any) -> str:
+    return price_text(kind=endpoint.price_kind, micros=endpoint.price_micros)
 
 
 def endpoint_price_search_label(endpoint: Any) -> str:

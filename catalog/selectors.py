@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
+from django.db.models.functions import Cast, Lower
 
 from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
@@ -306,6 +306,40 @@ def _list_page_json(
 
 def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- The dashboard's catalog browser -----------------------------------------------------------
+
+
+def provider_apis_to_browse(*, verified: bool | None = None) -> QuerySet[ProviderApi]:
+    """What list-endpoints lists, for people: enabled APIs with at least one enabled endpoint,
+    by name, each annotated with ``endpoint_count`` (its enabled endpoints)."""
+    apis = ProviderApi.objects.filter(enabled=True)
+    if verified is not None:
+        apis = apis.filter(verified=verified)
+    return (
+        apis.annotate(endpoint_count=Count("endpoints", filter=Q(endpoints__enabled=True)))
+        .filter(endpoint_count__gt=0)
+        .order_by(Lower("name"), "slug")
+    )
+
+
+def provider_api_to_browse(*, slug: str) -> tuple[ProviderApi, list[Endpoint]]:
+    """An enabled API and its enabled endpoints (by path, then method); NotFound otherwise, so a
+    disabled API looks exactly like one that does not exist."""
+    api = ProviderApi.objects.filter(slug=slug, enabled=True).first()
+    if api is None:
+        raise NotFound(f"Unknown API: {slug}")
+    return api, list(api.endpoints.filter(enabled=True).order_by("path", "method"))
+
+
+def endpoint_price_texts(*, endpoint_ids: list[int]) -> dict[int, str]:
+    """Each endpoint's price for people ("$0.0025 per result"): search answers carry the amount
+    only, without the unit it is for."""
+    rows = Endpoint.objects.filter(pk__in=endpoint_ids).values_list(
+        "id", "price_kind", "price_micros"
+    )
+    return {pk: prices.price_text(kind=kind, micros=micros) for pk, kind, micros in rows}
 
 
 # --- details and integrate ------------------------------------------------------------------------

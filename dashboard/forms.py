@@ -83,3 +83,32 @@ class UsageFilterForm(forms.Form):
             "api": self.cleaned_data.get("api", ""),
             "status": self.cleaned_data.get("status", ""),
         }
+
+
+class SearchInput(forms.TextInput):
+    input_type = "search"
+
+
+class CatalogSearchForm(forms.Form):
+    """The catalog's search box: a need in plain language, as POST /v1/search takes it."""
+
+    q = forms.CharField(
+        label="Describe what you need",
+        max_length=1000,
+        required=False,
+        widget=SearchInput(attrs={"placeholder": "find the work email of a person at a company"}),
+    )
+
+
+class CatalogFilterForm(forms.Form):
+    """The API list's GET filter; an invalid value falls back to every API."""
+
+    verified = forms.ChoiceField(
+        label="Show",
+        choices=[("", "All APIs"), ("yes", "Verified APIs"), ("no", "Unverified APIs")],
+        required=False,
+    )
+
+    def filters(self) -> dict:
+        self.is_valid()
+        return {"verified": {"yes": True, "no": False}.get(self.cleaned_data.get("verified"))}

@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import path, re_path, reverse_lazy
 
 from dashboard import views
 from dashboard.forms import EmailAuthenticationForm
@@ -68,4 +68,13 @@ urlpatterns = [
     path("transactions", views.transactions, name="transactions"),
     path("orgs", views.organizations, name="organizations"),
     path("orgs/<slug:slug>", views.organization, name="organization"),
+    path("catalog", views.catalog, name="catalog"),
+    path("catalog/search", views.catalog_search, name="catalog-search"),
+    path("catalog/apis/<slug:slug>", views.catalog_api, name="catalog-api"),
+    # The catalog path follows the method as it is, slashes and "{placeholders}" included.
+    re_path(
+        r"^catalog/apis/(?P<slug>[-\w]+)/(?P<method>[A-Z]+)(?P<path>/.*)$",
+        views.catalog_endpoint,
+        name="catalog-endpoint",
+    ),
 ]

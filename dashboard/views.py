@@ -15,6 +15,14 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from catalog.selectors import (
+    endpoint_details,
+    endpoint_integration,
+    endpoint_price_texts,
+    endpoint_search,
+    provider_api_to_browse,
+    provider_apis_to_browse,
+)
 from credits.models import Account
 from credits.selectors import (
     account_has_overdue_holds,
@@ -29,7 +37,14 @@ from credits.selectors import (
 )
 from credits.services import account_for_organization, account_for_user, holds_expire
 from dashboard.charts import spend_chart
-from dashboard.forms import ApiKeyCreateForm, SignUpForm, UsageFilterForm
+from dashboard.forms import (
+    ApiKeyCreateForm,
+    CatalogFilterForm,
+    CatalogSearchForm,
+    SignUpForm,
+    UsageFilterForm,
+)
+from gateway.errors import NotFound
 from gateway.models import ApiKey, Membership, Organization, User
 from gateway.selectors import (
     api_keys_for_organization,
@@ -387,5 +402,172 @@ def organization(request: HttpRequest, slug: str) -> HttpResponse:
             "account": account,
             "revenue": revenue,
             "revenue_total_micros": sum(row.revenue_micros for row in revenue),
+        },
+    )
+
+
+# --- Catalog -------------------------------------------------------------------------------
+# Visitors may browse the catalog (the list, the API and endpoint pages): it is public
+# documentation, and the landing page invites them to see what a call costs before signing up.
+# Searching needs an account: each search runs the embedding model on the server, and a page
+# without a key has nothing to rate-limit it by.
+
+SEARCH_RESULTS = 10
+# Below this, the best match of a search is probably not an answer (a query that nothing in the
+# catalog answers scores about 0.15; see README "Ranking and the score").
+CLOSE_MATCH_SCORE = 0.25
+SEARCH_EXAMPLES = [
+    "find the work email of a person at a company",
+    "is this email address deliverable",
+    "screenshot a web page",
+    "search job listings by country",
+]
+SNIPPET_TITLES = {
+    "gw-sdk": "JavaScript, with the gateway SDK",
+    "run-api": "Python, POST /v1/run with requests",
+    "curl": "curl",
+    "x402-fetch": "JavaScript, paying with x402-fetch",
+    "x402-python": "Python, paying with x402",
+}
+RAIL_FORMATS = ("x402-fetch", "x402-python")
+
+
+@dataclass(frozen=True)
+class ParameterRow:
+    name: str
+    type: str
+    required: bool
+    description: str
+    constraints: str
+
+
+def _parameter_rows(params: list[dict]) -> list[ParameterRow]:
+    """A catalog parameter record as a table row (records may lack any key but the name)."""
+    rows = []
+    for param in params:
+        kind = param.get("type") or "string"
+        if kind == "array" and param.get("items"):
+            kind = f"array of {param['items']}"
+        if param.get("format"):
+            kind = f"{kind} ({param['format']})"
+        constraints = []
+        if param.get("enum"):
+            constraints.append("one of " + ", ".join(str(value) for value in param["enum"]))
+        if param.get("minimum") is not None and param.get("maximum") is not None:
+            constraints.append(f"{param['minimum']} to {param['maximum']}")
+        elif param.get("minimum") is not None:
+            constraints.append(f"at least {param['minimum']}")
+        elif param.get("maximum") is not None:
+            constraints.append(f"at most {param['maximum']}")
+        if param.get("default") is not None:
+            constraints.append(f"default {param['default']}")
+        rows.append(
+            ParameterRow(
+                name=str(param.get("name", "")),
+                type=kind,
+                required=bool(param.get("required")),
+                description=str(param.get("description") or ""),
+                constraints="; ".join(constraints),
+            )
+        )
+    return rows
+
+
+def _catalog_context(request: HttpRequest) -> dict:
+    """Catalog pages act for no account, but a signed-in person's links keep the one in the URL."""
+    context = {"section": "catalog"}
+    if request.user.is_authenticated:
+        context["account_context"] = _get_account_context_for_user(request)
+    return context
+
+
+def catalog(request: HttpRequest) -> HttpResponse:
+    form = CatalogFilterForm(request.GET)
+    filters = form.filters()
+    return render(
+        request,
+        "dashboard/catalog.html",
+        {
+            **_catalog_context(request),
+            "form": form,
+            "search_form": CatalogSearchForm(),
+            "is_filtered": filters["verified"] is not None,
+            "page_obj": _page(request, provider_apis_to_browse(verified=filters["verified"])),
+        },
+    )
+
+
+@login_required
+def catalog_search(request: HttpRequest) -> HttpResponse:
+    form = CatalogSearchForm(request.GET)
+    prompt = form.cleaned_data["q"] if form.is_valid() else ""
+    results = endpoint_search(prompt=prompt, limit=SEARCH_RESULTS) if prompt else []
+    hits = [endpoint for api in results for endpoint in api["endpoints"]]
+    price_texts = endpoint_price_texts(endpoint_ids=[int(hit["id"]) for hit in hits])
+    for hit in hits:
+        hit["price_text"] = price_texts.get(int(hit["id"]), hit["price"])
+    best_score = max((hit["score"] for hit in hits), default=0.0)
+    return render(
+        request,
+        "dashboard/catalog_search.html",
+        {
+            **_catalog_context(request),
+            "form": form,
+            "prompt": prompt,
+            "results": results,
+            "count": len(hits),
+            "close_match": best_score >= CLOSE_MATCH_SCORE,
+            "examples": SEARCH_EXAMPLES,
+        },
+    )
+
+
+def catalog_api(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        api, endpoints = provider_api_to_browse(slug=slug)
+    except NotFound:
+        raise Http404("No such API") from None
+    return render(
+        request,
+        "dashboard/catalog_api.html",
+        {
+            **_catalog_context(request),
+            "api": api,
+            "endpoints": endpoints,
+        },
+    )
+
+
+def catalog_endpoint(request: HttpRequest, slug: str, method: str, path: str) -> HttpResponse:
+    try:
+        details = endpoint_details(api_slug=slug, path=path, method=method)
+        integration = endpoint_integration(api_slug=slug, path=path, format="all", method=method)
+    except NotFound:
+        raise Http404("No such endpoint") from None
+    endpoint = details["endpoint"]
+    snippets = [
+        {"format": name, "title": SNIPPET_TITLES.get(name, name), "code": code}
+        for name, code in integration["snippets"].items()
+    ]
+    return render(
+        request,
+        "dashboard/catalog_endpoint.html",
+        {
+            **_catalog_context(request),
+            "api": details["api"],
+            "endpoint": endpoint,
+            "usage": details["usage"],
+            "parameter_groups": [
+                (title, _parameter_rows(endpoint[key]))
+                for title, key in (
+                    ("Path parameters", "pathParams"),
+                    ("Query parameters", "queryParams"),
+                    ("Body parameters", "bodyParams"),
+                )
+                if endpoint[key]
+            ],
+            "gateway_snippets": [item for item in snippets if item["format"] not in RAIL_FORMATS],
+            "rail_snippets": [item for item in snippets if item["format"] in RAIL_FORMATS],
+            "setup": integration["setup"],
         },
     )

@@ -6,6 +6,7 @@ from catalog.prices import (
     endpoint_price_detail,
     endpoint_price_label,
     endpoint_price_search_label,
+    endpoint_price_text,
     price_unit,
 )
 
@@ -66,3 +67,17 @@ def test_the_price_detail_gives_both_token_prices_of_a_dynamic_price():
     )
     assert detail.startswith("$0.60 per million input tokens and $2.20 per million output tokens")
     assert "1024" in detail
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "text"),
+    [
+        (priced("fixed", 10_000), "$0.01 per call"),
+        (priced("fixed", 0), "free"),
+        (priced("free", 10_000), "free"),
+        (priced("per_result", 2_500, result_count_path="data"), "$0.0025 per result"),
+        (priced("dynamic"), "dynamic, per token"),
+    ],
+)
+def test_a_price_reads_for_people_with_what_it_is_for(endpoint, text):
+    assert endpoint_price_text(endpoint) == text
