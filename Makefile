@@ -12,7 +12,11 @@ THREADS ?= 8
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gateway
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
-.PHONY: install run serve test lint format bench clean
+.PHONY: install browser run serve test lint format bench clean
+
+# The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # torch goes first, pinned to the CPU build whose file lies on the machine: asked for as a
 # dependency, pip would fetch the newest CUDA build and several GB of GPU libraries.
@@ -24,6 +28,13 @@ $(INSTALLED): pyproject.toml
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
+
+$(CHROMIUM):
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	$(CHROMIUM) --version
+
+browser: $(CHROMIUM)
 
 # The demo has no provider credentials: live keys are charged but served by the sandbox.
 run: export GATEWAY_BASE_URL ?= http://$(HOST):$(PORT)
@@ -40,7 +51,7 @@ serve:
 	$(BIN)/gunicorn gateway.wsgi --bind $(HOST):$(PORT) --worker-class gthread \
 		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
 
-test: install
+test: install $(CHROMIUM)
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_CONN_MAX_AGE=0 \
 		$(BIN)/pytest $(PYTEST_ARGS); \
 	status=$$?; \

@@ -2,7 +2,7 @@
 server, with the seed catalog served by the built-in sandbox (as tests/test_end_to_end.py does).
 
 No browser is ever downloaded (`playwright install` never runs): Playwright launches
-/usr/bin/chromium, which .ci/run installs with apt-get when it is missing. A machine without it
+/usr/bin/chromium, which `make test` installs with apt-get when it is missing. A machine without it
 fails these tests with a message that says so, rather than skipping them.
 
 When a test fails, each browser it opened is photographed as it was, then on each main page, in
@@ -60,8 +60,8 @@ def chromium():
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(
             f"The browser tests need Debian's Chromium at {CHROMIUM}: run "
-            "`apt-get install -y chromium` (.ci/run does when it is missing). Playwright's own "
-            "browser downloads are not used.",
+            "`make browser` (`make test` does when it is missing). Playwright's own browser "
+            "downloads are not used.",
             pytrace=False,
         )
     from playwright.sync_api import sync_playwright
