@@ -157,6 +157,50 @@ class Client:
         return response.status, elapsed, dict(response.getheaders()), content
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its waited-for children (Linux), 0 if gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_by_role(gateway: subprocess.Popen, upstream: subprocess.Popen) -> dict[str, dict]:
+    """CPU seconds of every process of each role, by pid."""
+    return {
+        role: {pid: cpu_seconds(pid) for pid in pids}
+        for role, pids in process_groups(gateway, upstream).items()
+    }
+
+
+def process_groups(gateway: subprocess.Popen, upstream: subprocess.Popen) -> dict[str, list[int]]:
+    """The processes whose CPU time the throughput phase reports, by role."""
+
+    def family(root: int) -> list[int]:
+        children = Path(f"/proc/{root}/task/{root}/children")
+        return [root, *map(int, children.read_text().split())] if children.exists() else [root]
+
+    postgres = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _command(entry) == "postgres"
+    ]
+    return {
+        "gateway": family(gateway.pid),
+        "upstream": family(upstream.pid),
+        "PostgreSQL": postgres,
+        "load generator": [os.getpid()],
+    }
+
+
+def _command(entry: Path) -> str:
+    try:
+        return (entry / "comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -228,15 +272,27 @@ def main():
                 counts["failed"] += failed
 
         threads = [threading.Thread(target=worker) for _ in range(CONCURRENCY)]
+        # PostgreSQL backends and gunicorn threads' connections may start during the run: a
+        # process missing from the first reading counts from zero.
+        cpu_before = cpu_by_role(gateway, upstream)
         started = time.monotonic()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         seconds = time.monotonic() - started
+        cpu = {
+            role: sum(used - cpu_before[role].get(pid, 0.0) for pid, used in readings.items())
+            for role, readings in cpu_by_role(gateway, upstream).items()
+        }
         print(
             f"\nConcurrency {CONCURRENCY} for {seconds:.1f} s: {counts['ok'] / seconds:.0f} "
             f"charged runs/s ({counts['ok']} ok, {counts['failed']} failed)"
+        )
+        runs = max(counts["ok"] + counts["failed"], 1)
+        print(
+            f"  CPU per run (ms), {os.cpu_count()} cores: "
+            + ", ".join(f"{role} {1000 * used / runs:.2f}" for role, used in cpu.items())
         )
     finally:
         gateway.terminate()

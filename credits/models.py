@@ -82,19 +82,30 @@ class LedgerEntry(models.Model):
         REFUND = "refund", "Refund"
         ADJUSTMENT = "adjustment", "Adjustment"
 
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    # Every index below is written three times per charged call: the account is indexed by
+    # the (account, created) index alone, and the references by plain unique/b-tree indexes
+    # without the pattern-matching copies Django adds to indexed CharFields.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="entries", db_index=False
+    )
     type = models.CharField(max_length=12, choices=Type.choices)
     amount_micros = models.BigIntegerField()
     balance_after_micros = models.BigIntegerField()
     description = models.CharField(max_length=300)
     metadata = models.JSONField(default=dict, blank=True)
-    event_ref = models.CharField(max_length=120, db_index=True)
-    idempotency_ref = models.CharField(max_length=160, unique=True)
+    event_ref = models.CharField(max_length=120)
+    idempotency_ref = models.CharField(max_length=160)
     created_at = models.DateTimeField(db_index=True)
 
     class Meta:
         verbose_name_plural = "ledger entries"
-        indexes = [models.Index(fields=["account", "-created_at", "-id"])]
+        constraints = [
+            models.UniqueConstraint(fields=["idempotency_ref"], name="ledger_entry_unique_ref")
+        ]
+        indexes = [
+            models.Index(fields=["account", "-created_at", "-id"]),
+            models.Index(fields=["event_ref"], name="ledger_entry_event"),
+        ]
 
     def __str__(self):
         return f"{self.type} {self.amount_micros} on {self.account}"
@@ -113,8 +124,11 @@ class Hold(models.Model):
         RELEASED = "released", "Released"
         EXPIRED = "expired", "Expired"
 
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
-    request_id = models.CharField(max_length=80, unique=True)
+    # Pending holds are found through the partial indexes below; settled ones only by request.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="holds", db_index=False
+    )
+    request_id = models.CharField(max_length=80)
     amount_micros = models.BigIntegerField()
     captured_micros = models.BigIntegerField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
@@ -132,6 +146,7 @@ class Hold(models.Model):
                 | Q(captured_micros__gte=0, captured_micros__lte=F("amount_micros")),
                 name="hold_capture_within_amount",
             ),
+            models.UniqueConstraint(fields=["request_id"], name="hold_unique_request"),
         ]
         indexes = [
             models.Index(
@@ -158,11 +173,14 @@ class UsageEvent(models.Model):
         FAILED = "failed", "Failed"
         REJECTED = "rejected", "Rejected"
 
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="usage_events")
+    # The account is indexed by the two (account, ...) indexes below.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="usage_events", db_index=False
+    )
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="usage_events"
     )
-    request_id = models.CharField(max_length=80, unique=True)
+    request_id = models.CharField(max_length=80)
     api_slug = models.CharField(max_length=100)
     path = models.CharField(max_length=500)
     method = models.CharField(max_length=7)
@@ -180,6 +198,9 @@ class UsageEvent(models.Model):
     billing_root_request_id = models.CharField(max_length=80, blank=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["request_id"], name="usage_event_unique_request")
+        ]
         indexes = [
             models.Index(fields=["account", "-created_at", "-id"]),
             models.Index(fields=["account", "api_slug", "-created_at"]),

@@ -6,12 +6,18 @@ than the work it carries. Here each is a single statement, atomic on its own: da
 CTEs that lock, check, move and record in one go. credits.services uses them on PostgreSQL
 (unless CREDITS_ONE_STATEMENT_SETTLEMENT is off) and its portable ORM transactions elsewhere;
 the test suite runs the money tests against both.
+
+Both are sent with server-side parameters and prepared on their connection (psycopg prepares a
+statement on first use and reuses it while the connection lives), so PostgreSQL plans each once
+per connection instead of once per call. With server-side parameters PostgreSQL infers each
+parameter's type from where it appears, so the SQL casts the ones it could not infer.
 """
 
 import enum
 import json
 from datetime import datetime
 
+import psycopg
 from django.db import connection
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
@@ -20,6 +26,16 @@ ACCOUNTS = Account._meta.db_table
 HOLDS = Hold._meta.db_table
 ENTRIES = LedgerEntry._meta.db_table
 USAGE = UsageEvent._meta.db_table
+
+
+def _execute(sql: str, params: dict) -> tuple:
+    """Run one prepared statement on Django's connection (inside its transaction, if any) and
+    return its single row, or None."""
+    connection.ensure_connection()
+    # Django's own cursors turn psycopg's errors into django.db's (IntegrityError, ...).
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        return cursor.fetchone()
 
 
 class CaptureOutcome(enum.Enum):
@@ -34,33 +50,32 @@ def reserve(hold: Hold) -> bool:
     False (and nothing written) when the funds are not available. A duplicate request id
     raises IntegrityError, undoing the whole statement.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH taken AS (
-                UPDATE {ACCOUNTS} SET held_micros = held_micros + %(amount)s
-                WHERE id = %(account)s AND balance_micros - held_micros >= %(amount)s
-                RETURNING id
-            )
-            INSERT INTO {HOLDS} (account_id, request_id, amount_micros, status, description,
-                                 metadata, created_at, expires_at)
-            SELECT id, %(request_id)s, %(amount)s, %(pending)s, %(description)s,
-                   %(metadata)s::jsonb, %(created_at)s, %(expires_at)s
-            FROM taken
+    row = _execute(
+        f"""
+        WITH taken AS (
+            UPDATE {ACCOUNTS} SET held_micros = held_micros + %(amount)s::bigint
+            WHERE id = %(account)s::bigint AND balance_micros - held_micros >= %(amount)s::bigint
             RETURNING id
-            """,
-            {
-                "amount": hold.amount_micros,
-                "account": hold.account_id,
-                "request_id": hold.request_id,
-                "pending": Hold.Status.PENDING,
-                "description": hold.description,
-                "metadata": json.dumps(hold.metadata),
-                "created_at": hold.created_at,
-                "expires_at": hold.expires_at,
-            },
         )
-        row = cursor.fetchone()
+        INSERT INTO {HOLDS} (account_id, request_id, amount_micros, status, description,
+                             metadata, created_at, expires_at)
+        SELECT id, %(request_id)s::varchar, %(amount)s::bigint, %(pending)s::varchar,
+               %(description)s::varchar, %(metadata)s::jsonb, %(created_at)s::timestamptz,
+               %(expires_at)s::timestamptz
+        FROM taken
+        RETURNING id
+        """,
+        {
+            "amount": hold.amount_micros,
+            "account": hold.account_id,
+            "request_id": hold.request_id,
+            "pending": Hold.Status.PENDING.value,
+            "description": hold.description,
+            "metadata": json.dumps(hold.metadata),
+            "created_at": hold.created_at,
+            "expires_at": hold.expires_at,
+        },
+    )
     if row is None:
         return False
     hold.pk = row[0]
@@ -86,8 +101,8 @@ def capture(
     hold was no longer pending or a leg names an account that does not exist.
     """
     params = {
-        "captured": Hold.Status.CAPTURED,
-        "pending": Hold.Status.PENDING,
+        "captured": Hold.Status.CAPTURED.value,
+        "pending": Hold.Status.PENDING.value,
         "amount": amount_micros,
         "now": now,
         "hold": hold.pk,
@@ -118,9 +133,11 @@ def capture(
                 INSERT INTO {USAGE} (account_id, api_key_id, request_id, api_slug, path, method,
                                      status, mode, cost_micros, latency_ms, created_at,
                                      endpoint_id, params_fingerprint, billing_root_request_id)
-                SELECT %(u_account)s, %(u_key)s, %(u_request)s, %(u_api)s, %(u_path)s,
-                       %(u_method)s, %(u_status)s, %(u_mode)s, %(u_cost)s, %(u_latency)s,
-                       %(u_created)s, %(u_endpoint)s, %(u_fingerprint)s, %(u_root)s
+                SELECT %(u_account)s::bigint, %(u_key)s::bigint, %(u_request)s::varchar,
+                       %(u_api)s::varchar, %(u_path)s::varchar, %(u_method)s::varchar,
+                       %(u_status)s::varchar, %(u_mode)s::varchar, %(u_cost)s::bigint,
+                       %(u_latency)s::integer, %(u_created)s::timestamptz,
+                       %(u_endpoint)s::bigint, %(u_fingerprint)s::varchar, %(u_root)s::varchar
                 FROM claimed
                 RETURNING id
             )"""
@@ -152,10 +169,11 @@ def capture(
             FOR UPDATE
         ),
         claimed AS (
-            UPDATE {HOLDS} SET status = %(captured)s, captured_micros = %(amount)s,
-                               settled_at = %(now)s
-            WHERE id = %(hold)s AND status = %(pending)s
-              AND (SELECT count(*) FROM locked) = %(accounts)s
+            UPDATE {HOLDS} SET status = %(captured)s::varchar,
+                               captured_micros = %(amount)s::bigint,
+                               settled_at = %(now)s::timestamptz
+            WHERE id = %(hold)s::bigint AND status = %(pending)s::varchar
+              AND (SELECT count(*) FROM locked) = %(accounts)s::bigint
             RETURNING id
         ),
         moved AS (
@@ -170,17 +188,15 @@ def capture(
             INSERT INTO {ENTRIES} (account_id, type, amount_micros, balance_after_micros,
                                    description, metadata, event_ref, idempotency_ref, created_at)
             SELECT legs.account_id, legs.type, legs.amount, moved.balance_micros,
-                   %(description)s, %(metadata)s::jsonb, %(event_ref)s,
-                   %(event_ref)s || ':' || legs.role, %(now)s
+                   %(description)s::varchar, %(metadata)s::jsonb, %(event_ref)s::varchar,
+                   %(event_ref)s::varchar || ':' || legs.role, %(now)s::timestamptz
             FROM legs CROSS JOIN claimed LEFT JOIN moved ON moved.id = legs.account_id
             WHERE legs.amount <> 0
             RETURNING id
         ){record_usage}
         SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM locked)
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        claimed, locked = cursor.fetchone()
+    claimed, locked = _execute(sql, params)
     if locked < len(rows):
         return CaptureOutcome.MISSING_ACCOUNT
     return CaptureOutcome.CAPTURED if claimed else CaptureOutcome.NOT_PENDING
