@@ -8,6 +8,11 @@ USAGE_WINDOWS = [(7, "Last 7 days"), (30, "Last 30 days"), (90, "Last 90 days")]
 DEFAULT_USAGE_WINDOW = 30
 
 
+def normalized_email(address: str) -> str:
+    """An email address as stored and signed in with: trimmed, lower-case."""
+    return User.objects.normalize_email(address.strip()).lower()
+
+
 class SignUpForm(BaseUserCreationForm):
     """Email and password (twice), checked by the configured password validators."""
 
@@ -38,7 +43,7 @@ class EmailAuthenticationForm(AuthenticationForm):
     """Sign-in by email address, whatever its case (addresses are stored lower-case)."""
 
     def clean_username(self):
-        return User.objects.normalize_email(self.cleaned_data["username"]).lower()
+        return normalized_email(self.cleaned_data["username"])
 
 
 class ApiKeyCreateForm(forms.Form):

@@ -3,6 +3,7 @@ from django.urls import path, re_path, reverse_lazy
 
 from dashboard import views
 from dashboard.forms import EmailAuthenticationForm
+from dashboard.signin import PasswordResetConfirmView
 
 app_name = "dashboard"
 
@@ -43,7 +44,7 @@ auth_patterns = [
     ),
     path(
         "password/reset/<uidb64>/<token>",
-        auth_views.PasswordResetConfirmView.as_view(
+        PasswordResetConfirmView.as_view(
             success_url=reverse_lazy("dashboard:password-reset-complete")
         ),
         name="password-reset-confirm",

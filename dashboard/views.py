@@ -205,7 +205,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         except IntegrityError:  # the same address signed up a moment ago
             form.add_error("email", "An account with this email address already exists.")
         else:
-            login(request, user)
+            # Signed in by the password just chosen; the sign-in guard has nothing to check.
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, "Welcome! Your account is ready: create a key to start.")
             return redirect("dashboard:home")
     return render(request, "registration/signup.html", {"form": form})

@@ -6,6 +6,7 @@ in-process cache. ``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Re
 
 import base64
 import hashlib
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     "rails",
     "dashboard",
     "sandbox",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -66,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out sign-in into its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "gateway.urls"
@@ -190,6 +194,24 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "dashboard:login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "dashboard:home"
+
+# Password guessing: after SIGNIN_FAILURE_LIMIT wrong passwords for one email address from one
+# client address, that pair is refused for SIGNIN_LOCKOUT_MINUTES (dashboard and admin alike).
+# Locking the address alone would let anyone lock a victim out; the client address alone would
+# lock out a whole office behind one NAT. Attempts are kept in the database, where the operator
+# sees and clears them in the admin.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("SIGNIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The sign-in forms (dashboard and admin) post the address as "username".
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dashboard.signin.locked_out"
+AXES_VERBOSE = False
 
 SECURE_COOKIES = env.bool("SECURE_COOKIES", default=not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
