@@ -1,8 +1,13 @@
 """Guarding sign-in against password guessing (django-axes counts the failures; see settings).
 
 A locked-out email address and client address pair sees a page that says for how long, and a
-password reset by email lifts the lock at once: whoever reads the mailbox is the owner.
+password reset by email lifts the lock at once: whoever reads the mailbox is the owner. Reset
+emails have their own ceiling, per address and per client address, so the form cannot be used to
+flood a mailbox or to send mail in bulk.
 """
+
+import hashlib
+import math
 
 from axes.utils import reset as axes_reset
 from django.conf import settings
@@ -11,6 +16,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from dashboard.forms import normalized_email
+from gateway.ratelimit import window_count
+
+RESET_WINDOW_SECONDS = 3600
 
 
 def locked_out(request: HttpRequest, response, credentials: dict | None) -> HttpResponse:
@@ -35,3 +43,38 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         response = super().form_valid(form)
         axes_reset(username=form.user.get_username())
         return response
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's reset request, refused with 429 once an address or a client address has asked
+    for more emails this hour than the settings allow (whether or not the address has an
+    account, so the refusal reveals nothing)."""
+
+    def form_valid(self, form):
+        email = normalized_email(form.cleaned_data["email"])
+        counts = [
+            (
+                window_count(
+                    subject="password-reset:" + hashlib.sha256(email.encode()).hexdigest(),
+                    window_seconds=RESET_WINDOW_SECONDS,
+                ),
+                settings.PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR,
+            ),
+            (
+                window_count(
+                    subject=f"password-reset-client:{self.request.META.get('REMOTE_ADDR', '')}",
+                    window_seconds=RESET_WINDOW_SECONDS,
+                ),
+                settings.PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR,
+            ),
+        ]
+        over = [seconds_left for (count, seconds_left), limit in counts if count > limit]
+        if over:
+            minutes = math.ceil(max(over) / 60)
+            form.add_error(
+                None,
+                "Too many reset emails were asked for. Check your inbox (and spam folder) for "
+                f"the last one, or try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+            )
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().form_valid(form)

@@ -3,7 +3,7 @@ from django.urls import path, re_path, reverse_lazy
 
 from dashboard import views
 from dashboard.forms import EmailAuthenticationForm
-from dashboard.signin import PasswordResetConfirmView
+from dashboard.signin import PasswordResetConfirmView, PasswordResetView
 
 app_name = "dashboard"
 
@@ -30,7 +30,7 @@ auth_patterns = [
     ),
     path(
         "password/reset",
-        auth_views.PasswordResetView.as_view(
+        PasswordResetView.as_view(
             success_url=reverse_lazy("dashboard:password-reset-done"),
             subject_template_name="registration/password_reset_subject.txt",
             email_template_name="registration/password_reset_email.txt",

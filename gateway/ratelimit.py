@@ -1,4 +1,5 @@
-"""Requests per minute per API key, counted in fixed one-minute windows.
+"""Requests per minute per API key, counted in fixed one-minute windows (and, with the same
+counter, other events that need a ceiling, such as password-reset emails).
 
 With Redis the count is one pipelined INCR + EXPIRE, exact across threads and workers (a
 library such as django-ratelimit spends three round trips per request through Django's cache
@@ -31,21 +32,27 @@ def _redis() -> redis.Redis | None:
     return _client
 
 
-def rate_limit_count(*, key_id: int) -> tuple[int, int]:
-    """Count one request of a key: (requests in the current window, seconds until it ends)."""
+def window_count(*, subject: str, window_seconds: int) -> tuple[int, int]:
+    """Count one event of a subject in the current fixed window of ``window_seconds``:
+    (events in the window so far, seconds until it ends)."""
     now = time.time()
-    window = int(now // WINDOW_SECONDS)
-    name = f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:ratelimit:{key_id}:{window}"
+    window = int(now // window_seconds)
+    name = f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:ratelimit:{subject}:{window}"
     client = _redis()
     if client is not None:
         pipeline = client.pipeline(transaction=False)
         pipeline.incr(name)
-        pipeline.expire(name, WINDOW_SECONDS + 1)
+        pipeline.expire(name, window_seconds + 1)
         count, _ = pipeline.execute()
     else:
-        cache.add(name, 0, timeout=WINDOW_SECONDS + 1)
+        cache.add(name, 0, timeout=window_seconds + 1)
         count = cache.incr(name)
-    return count, WINDOW_SECONDS - int(now % WINDOW_SECONDS)
+    return count, window_seconds - int(now % window_seconds)
+
+
+def rate_limit_count(*, key_id: int) -> tuple[int, int]:
+    """Count one request of a key: (requests in the current minute, seconds until it ends)."""
+    return window_count(subject=str(key_id), window_seconds=WINDOW_SECONDS)
 
 
 class ApiKeyRateThrottle(BaseThrottle):

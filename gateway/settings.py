@@ -212,6 +212,13 @@ AXES_USERNAME_FORM_FIELD = "username"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "dashboard.signin.locked_out"
 AXES_VERBOSE = False
+# Password-reset emails per hour, per email address and per client address.
+PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR = env.int(
+    "PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR", default=3
+)
+PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR = env.int(
+    "PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR", default=20
+)
 
 SECURE_COOKIES = env.bool("SECURE_COOKIES", default=not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
