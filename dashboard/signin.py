@@ -51,26 +51,12 @@ class PasswordResetView(auth_views.PasswordResetView):
     account, so the refusal reveals nothing)."""
 
     def form_valid(self, form):
-        email = normalized_email(form.cleaned_data["email"])
-        counts = [
-            (
-                window_count(
-                    subject="password-reset:" + hashlib.sha256(email.encode()).hexdigest(),
-                    window_seconds=RESET_WINDOW_SECONDS,
-                ),
-                settings.PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR,
-            ),
-            (
-                window_count(
-                    subject=f"password-reset-client:{self.request.META.get('REMOTE_ADDR', '')}",
-                    window_seconds=RESET_WINDOW_SECONDS,
-                ),
-                settings.PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR,
-            ),
-        ]
-        over = [seconds_left for (count, seconds_left), limit in counts if count > limit]
-        if over:
-            minutes = math.ceil(max(over) / 60)
+        wait = reset_email_wait_seconds(
+            email=normalized_email(form.cleaned_data["email"]),
+            client_address=self.request.META.get("REMOTE_ADDR", ""),
+        )
+        if wait:
+            minutes = math.ceil(wait / 60)
             form.add_error(
                 None,
                 "Too many reset emails were asked for. Check your inbox (and spam folder) for "
@@ -78,3 +64,22 @@ class PasswordResetView(auth_views.PasswordResetView):
             )
             return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().form_valid(form)
+
+
+def reset_email_wait_seconds(*, email: str, client_address: str) -> int:
+    """Count a reset email asked for; 0 when it may be sent, otherwise the seconds until the
+    address or the client address may ask again."""
+    limits = {
+        "password-reset:" + hashlib.sha256(email.encode()).hexdigest(): (
+            settings.PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR
+        ),
+        f"password-reset-client:{client_address}": (
+            settings.PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR
+        ),
+    }
+    waits = []
+    for subject, limit in limits.items():
+        count, seconds_left = window_count(subject=subject, window_seconds=RESET_WINDOW_SECONDS)
+        if count > limit:
+            waits.append(seconds_left)
+    return max(waits, default=0)
