@@ -25,7 +25,7 @@ class SignUpForm(BaseUserCreationForm):
         self.fields["email"].widget.attrs["autocomplete"] = "email"
 
     def clean_email(self):
-        email = User.objects.normalize_email(self.cleaned_data["email"]).lower()
+        email = normalized_email(self.cleaned_data["email"])
         if User.objects.filter(email__iexact=email).exists():
             raise forms.ValidationError(
                 "An account with this email address already exists. Sign in, or reset your "

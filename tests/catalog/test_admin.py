@@ -16,8 +16,7 @@ SECRET = "sk_admin_secret_42"
 
 @pytest.fixture
 def operator(client):
-    User.objects.create_superuser(email="operator@example.com", password="pw")
-    client.force_login(User.objects.get(email="operator@example.com"))
+    client.force_login(User.objects.create_superuser(email="operator@example.com", password="pw"))
     return client
 
 
