@@ -8,9 +8,11 @@ CTEs that lock, check, move and record in one go. credits.services uses them on 
 the test suite runs the money tests against both.
 
 Both are sent with server-side parameters and prepared on their connection (psycopg prepares a
-statement on first use and reuses it while the connection lives), so PostgreSQL plans each once
-per connection instead of once per call. With server-side parameters PostgreSQL infers each
-parameter's type from where it appears, so the SQL casts the ones it could not infer.
+statement on first use and reuses it while the connection lives; the database settings give it
+a prepare threshold, which Django leaves unset), so PostgreSQL parses and plans each once per
+connection instead of once per call. psycopg keys a prepared statement by its text and its
+parameters' types, and would type a small integer int2 and a larger one int4: every integer is
+sent as a bigint, so each statement has one prepared form. The SQL casts every parameter.
 """
 
 import enum
@@ -19,6 +21,7 @@ from datetime import datetime
 
 import psycopg
 from django.db import connection
+from psycopg.types.numeric import Int8Dumper
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
 
@@ -34,6 +37,7 @@ def _execute(sql: str, params: dict) -> tuple:
     connection.ensure_connection()
     # Django's own cursors turn psycopg's errors into django.db's (IntegrityError, ...).
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.adapters.register_dumper(int, Int8Dumper)
         cursor.execute(sql, params, prepare=True)
         return cursor.fetchone()
 

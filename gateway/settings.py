@@ -114,6 +114,11 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool(
         "DATABASE_CONN_HEALTH_CHECKS", default=False
     )
+    # Django turns psycopg's prepared statements off unless a threshold is set. The ORM's
+    # client-side-binding cursors never prepare either way; the settlement statements
+    # (credits.settlement_sql) ask to be prepared, and without this they would be parsed and
+    # planned again on every call.
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "gateway.User"
