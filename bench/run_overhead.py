@@ -1,14 +1,21 @@
 """What /v1/run adds to a provider call, and how many charged runs a second the gateway settles.
 
 Starts, on a throwaway PostgreSQL database and Redis database 6:
-  - an upstream process: the sandbox provider under gunicorn (its fast /sandbox/_ping endpoint);
-  - the gateway under gunicorn (2 gthread workers), with a provider API pointing at the upstream.
+  - an upstream process: the sandbox provider on its own (``gunicorn sandbox.wsgi``, one gthread
+    worker), whose fast /sandbox/_ping endpoint stands in for a provider;
+  - the gateway as ``make serve`` runs it (gunicorn, 2 gthread workers of 8 threads, --preload),
+    with a provider API pointing at the upstream.
 Then measures, in one run:
   1. the direct upstream latency and the same call through POST /v1/run at concurrency 1
      (RUN_OVERHEAD_CALLS calls each, default 2000): p50/p99 of both and of the difference;
   2. charged runs per second at concurrency 16 for 20 seconds;
   3. check_ledger, and that the charges equal the successful calls times the price.
 Prints figures; asserts nothing.
+
+Everything shares the machine's cores, so the upstream and the load generator are kept as cheap
+as they can be: the upstream is the sandbox without the gateway's middleware and apps, and the
+load generator sends prepared request bytes on keep-alive sockets from one thread, with one
+event loop for the concurrent phase (Python's http.client spends about 0.3 ms of CPU a call).
 
 Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/6), RUN_OVERHEAD_CALLS, RUN_THROUGHPUT_SECONDS.
@@ -17,9 +24,10 @@ BENCH_REDIS_URL (default redis://127.0.0.1:6379/6), RUN_OVERHEAD_CALLS, RUN_THRO
 import http.client
 import json
 import os
+import selectors
+import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -102,11 +110,15 @@ def manage(*args, env, capture=False):
     )
 
 
-def start_gunicorn(port: int, env: dict, workers: int, threads: int) -> subprocess.Popen:
+def start_gunicorn(
+    port: int, env: dict, workers: int, threads: int, app: str = "gateway.wsgi"
+) -> subprocess.Popen:
+    if app != "gateway.wsgi":
+        env = {name: value for name, value in env.items() if name != "DJANGO_SETTINGS_MODULE"}
     process = subprocess.Popen(
         [
             GUNICORN,
-            "gateway.wsgi",
+            app,
             "--bind",
             f"127.0.0.1:{port}",
             "--worker-class",
@@ -122,39 +134,114 @@ def start_gunicorn(port: int, env: dict, workers: int, threads: int) -> subproce
         cwd=ROOT,
         env=env,
     )
-    for _ in range(200):
+    ready_path = "/healthz" if app == "gateway.wsgi" else "/sandbox/_ping"
+    for _ in range(300):
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
+            connection.request("GET", ready_path)
             if connection.getresponse().status in (200, 503):
                 return process
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"gunicorn on port {port} did not start")
+    raise RuntimeError(f"gunicorn {app} on port {port} did not start")
 
 
-class Client:
-    """A keep-alive HTTP client with as little overhead as the standard library allows."""
+def request_bytes(method: str, path: str, body: str = "", headers: dict | None = None) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body.encode())}")
+    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode()
 
-    def __init__(self, port: int):
-        self.port = port
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
-    def call(self, method, path, body=None, headers=None) -> tuple[int, float, dict, bytes]:
-        started = time.perf_counter()
+class Connection:
+    """One keep-alive HTTP/1.1 connection that sends one prepared request over and over and
+    reads answers with a Content-Length (which every answer of the gateway and the sandbox
+    has). Reconnects when the server closes the connection."""
+
+    def __init__(self, port: int, request: bytes):
+        self.port, self.request = port, request
+        self.sock: socket.socket | None = None
+        self.buffer = b""
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def send(self) -> None:
+        if self.sock is None:
+            self.connect()
         try:
-            self.connection.request(method, path, body=body, headers=headers or {})
-            response = self.connection.getresponse()
-        except (ConnectionError, http.client.RemoteDisconnected):
-            # gunicorn closes idle keep-alive connections after a few seconds: reconnect.
-            self.connection.close()
-            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-            started = time.perf_counter()
-            self.connection.request(method, path, body=body, headers=headers or {})
-            response = self.connection.getresponse()
-        content = response.read()
-        elapsed = (time.perf_counter() - started) * 1000
-        return response.status, elapsed, dict(response.getheaders()), content
+            self.sock.sendall(self.request)
+        except OSError:  # closed by the server while idle
+            self.connect()
+            self.sock.sendall(self.request)
+
+    def feed(self, data: bytes) -> tuple[int, dict[str, str], bytes] | None:
+        """Add received bytes; the answer (status, headers, body) once it is complete."""
+        if not data:
+            raise ConnectionError("the server closed the connection mid-answer")
+        self.buffer += data
+        head_end = self.buffer.find(b"\r\n\r\n")
+        if head_end < 0:
+            return None
+        head = self.buffer[:head_end].decode("latin-1").split("\r\n")
+        headers = {}
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        end = head_end + 4 + int(headers["content-length"])
+        if len(self.buffer) < end:
+            return None
+        body, self.buffer = self.buffer[head_end + 4 : end], self.buffer[end:]
+        if headers.get("connection", "").lower() == "close":
+            self.sock.close()
+            self.sock = None
+        return int(head[0].split()[1]), headers, body
+
+    def call(self) -> tuple[int, float, dict[str, str], bytes]:
+        """Send the request and wait for its answer: (status, milliseconds, headers, body)."""
+        started = time.perf_counter()
+        self.send()
+        answer = None
+        while answer is None:
+            answer = self.feed(self.sock.recv(65536))
+        status, headers, body = answer
+        return status, (time.perf_counter() - started) * 1000, headers, body
+
+
+def run_concurrently(port: int, request: bytes, concurrency: int, seconds: float) -> dict:
+    """Keep ``concurrency`` requests in flight for ``seconds`` from one thread: counts of the
+    answers by success, and the first failure."""
+    selector = selectors.DefaultSelector()
+    counts = {"ok": 0, "failed": 0, "first_failure": None}
+    for _ in range(concurrency):
+        connection = Connection(port, request)
+        connection.send()
+        selector.register(connection.sock, selectors.EVENT_READ, connection)
+    deadline = time.monotonic() + seconds
+    in_flight = concurrency
+    while in_flight:
+        for key, _ in selector.select(timeout=1):
+            connection = key.data
+            answer = connection.feed(connection.sock.recv(65536))
+            if answer is None:
+                continue
+            status, _, body = answer
+            if status == 200:
+                counts["ok"] += 1
+            else:
+                counts["failed"] += 1
+                counts["first_failure"] = counts["first_failure"] or f"{status} {body[:200]!r}"
+            selector.unregister(key.fileobj)
+            if time.monotonic() < deadline:
+                connection.send()
+                selector.register(connection.sock, selectors.EVENT_READ, connection)
+            else:
+                in_flight -= 1
+    selector.close()
+    return counts
 
 
 def cpu_seconds(pid: int) -> float:
@@ -212,28 +299,31 @@ def main():
     recreate_database()
     manage("migrate", "--noinput", "-v", "0", env=env)
     secret = manage("shell", "-c", SETUP, env=env, capture=True).stdout.strip().splitlines()[-1]
-    upstream = start_gunicorn(UPSTREAM_PORT, env, workers=1, threads=8)
+    upstream = start_gunicorn(UPSTREAM_PORT, env, workers=1, threads=8, app="sandbox.wsgi")
     gateway = start_gunicorn(GATEWAY_PORT, env, workers=2, threads=8)
-    run_body = json.dumps({"api": "bench", "path": "/_ping"})
-    run_headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    run_request = request_bytes(
+        "POST",
+        "/v1/run",
+        json.dumps({"api": "bench", "path": "/_ping"}),
+        {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+    )
     try:
-        direct_client, run_client = Client(UPSTREAM_PORT), Client(GATEWAY_PORT)
+        direct_client = Connection(UPSTREAM_PORT, request_bytes("GET", "/sandbox/_ping"))
+        run_client = Connection(GATEWAY_PORT, run_request)
         warm_ok = 0
         for _ in range(200):
-            direct_client.call("GET", "/sandbox/_ping")
-            warm_ok += run_client.call("POST", "/v1/run", run_body, run_headers)[0] == 200
+            direct_client.call()
+            warm_ok += run_client.call()[0] == 200
 
-        direct = [direct_client.call("GET", "/sandbox/_ping")[1] for _ in range(CALLS)]
+        direct = [direct_client.call()[1] for _ in range(CALLS)]
         through, reported, failures = [], [], 0
         for _ in range(CALLS):
-            status, elapsed, headers, content = run_client.call(
-                "POST", "/v1/run", run_body, run_headers
-            )
+            status, elapsed, headers, content = run_client.call()
             if status != 200:
                 failures += 1
                 print(f"  failed: {status} {content[:200]!r}")
             through.append(elapsed)
-            reported.append(float(headers.get("X-Gateway-Overhead-Ms", "nan")))
+            reported.append(float(headers.get("x-gateway-overhead-ms", "nan")))
 
         print(f"\nConcurrency 1, {CALLS} calls each (ms)      p50      p99")
         print(
@@ -255,31 +345,11 @@ def main():
         )
         print(f"  failed runs: {failures}")
 
-        counts = {"ok": 0, "failed": 0, "first_failure": None}
-        lock = threading.Lock()
-        deadline = time.monotonic() + THROUGHPUT_SECONDS
-
-        def worker():
-            client = Client(GATEWAY_PORT)
-            ok = failed = 0
-            while time.monotonic() < deadline:
-                status, _, _, content = client.call("POST", "/v1/run", run_body, run_headers)
-                ok, failed = ok + (status == 200), failed + (status != 200)
-                if status != 200 and counts["first_failure"] is None:
-                    counts["first_failure"] = f"{status} {content[:200]!r}"
-            with lock:
-                counts["ok"] += ok
-                counts["failed"] += failed
-
-        threads = [threading.Thread(target=worker) for _ in range(CONCURRENCY)]
         # PostgreSQL backends and gunicorn threads' connections may start during the run: a
         # process missing from the first reading counts from zero.
         cpu_before = cpu_by_role(gateway, upstream)
         started = time.monotonic()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        counts = run_concurrently(GATEWAY_PORT, run_request, CONCURRENCY, THROUGHPUT_SECONDS)
         seconds = time.monotonic() - started
         cpu = {
             role: sum(used - cpu_before[role].get(pid, 0.0) for pid, used in readings.items())
@@ -289,6 +359,8 @@ def main():
             f"\nConcurrency {CONCURRENCY} for {seconds:.1f} s: {counts['ok'] / seconds:.0f} "
             f"charged runs/s ({counts['ok']} ok, {counts['failed']} failed)"
         )
+        if counts["first_failure"]:
+            print(f"  first failure: {counts['first_failure']}")
         runs = max(counts["ok"] + counts["failed"], 1)
         print(
             f"  CPU per run (ms), {os.cpu_count()} cores: "
