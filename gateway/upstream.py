@@ -3,6 +3,9 @@
 One pooled ``requests.Session`` per provider origin. Retries go through urllib3's ``Retry`` and
 only where they are safe: failures to connect (the request never left), and 429/502/503/504 for
 idempotent methods, honouring ``Retry-After``, at most twice and never past the call's deadline.
+A request is prepared on its own and sent through the session (``Session.send``): the session
+brings its pool, adapters and retries, and nothing of its per-request merging of cookies, hooks
+and settings, which the gateway never uses and which cost a tenth of a millisecond a call.
 Nothing of the caller's request is forwarded but the method, path, query and JSON body; the
 provider's credential is added here. Redirects are not followed, responses are size-capped, and
 connections to private, loopback or link-local addresses are refused after the socket connects
@@ -17,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import requests
 from django.conf import settings
@@ -167,7 +170,6 @@ def _new_session(*, public_only: bool) -> requests.Session:
     )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    session.headers["User-Agent"] = USER_AGENT
     return session
 
 
@@ -224,8 +226,15 @@ def build_url(base_url: str, path: str) -> str:
     return url
 
 
+DEFAULT_HEADERS = {
+    "User-Agent": USER_AGENT,
+    "Accept": "application/json, */*;q=0.5",
+    "Accept-Encoding": requests.utils.DEFAULT_ACCEPT_ENCODING,
+}
+
+
 def _with_credentials(request: UpstreamRequest) -> tuple[dict, dict]:
-    headers: dict[str, str] = {"Accept": "application/json, */*;q=0.5"}
+    headers = dict(DEFAULT_HEADERS)
     params = dict(request.query)
     auth = request.auth
     if auth.type == "bearer" and auth.secret:
@@ -248,12 +257,17 @@ def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
     token = _deadline.set(time.monotonic() + timeout)
     started = time.perf_counter()
     try:
-        response = session.request(
-            request.method,
-            request.url,
-            params=params,
+        prepared = requests.PreparedRequest()
+        prepared.prepare(
+            method=request.method,
+            url=request.url,
             headers=headers,
+            # Encoded here: requests' own encoding of a dict spends more on type checks.
+            params=urlencode(params, doseq=True),
             **_encoded_body(request),
+        )
+        response = session.send(
+            prepared,
             timeout=(min(timeout, settings.UPSTREAM_CONNECT_TIMEOUT_SECONDS), timeout),
             allow_redirects=False,
             stream=True,

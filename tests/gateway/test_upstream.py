@@ -132,6 +132,15 @@ def test_the_providers_credential_is_added_as_the_catalog_says(provider, auth, w
     assert seen.query["q"] == ["x"]
 
 
+def test_the_provider_sees_the_gateway_as_the_client_and_may_compress(provider):
+    provider.routes["/who"] = Reply(200, {"ok": True})
+    call(provider.url + "/who", query={"tag": ["a", "b"], "n": 2, "exact": True})
+    seen = provider.calls("/who")[0]
+    assert seen.headers["User-Agent"] == "api-gateway/1.0"
+    assert "gzip" in seen.headers["Accept-Encoding"]
+    assert seen.query == {"tag": ["a", "b"], "n": ["2"], "exact": ["True"]}
+
+
 def test_provider_cookies_are_never_sent_to_anyone(provider):
     provider.routes["/cookie"] = Reply(200, {"ok": 1}, headers={"Set-Cookie": "sid=abc; Path=/"})
     call(provider.url + "/cookie")
