@@ -366,6 +366,12 @@ def main():
             f"  CPU per run (ms), {os.cpu_count()} cores: "
             + ", ".join(f"{role} {1000 * used / runs:.2f}" for role, used in cpu.items())
         )
+        total = sum(cpu.values()) / runs
+        busy = runs * total / seconds / os.cpu_count()
+        print(
+            f"  all of it {1000 * total:.2f} ms a run: the cores could settle at most "
+            f"{os.cpu_count() / total:.0f} runs/s; they were busy {100 * busy:.0f}% of the time"
+        )
     finally:
         gateway.terminate()
         upstream.terminate()
