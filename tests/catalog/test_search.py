@@ -5,7 +5,12 @@ from django.core.management import call_command
 
 from catalog.apis import SearchOutputSerializer
 from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
-from catalog.search import query_normalise, search_index_current, search_index_reset
+from catalog.search import (
+    endpoint_short_text,
+    query_normalise,
+    search_index_current,
+    search_index_reset,
+)
 from catalog.services import (
     endpoint_embeddings_refresh,
     endpoint_save,
@@ -298,3 +303,32 @@ def test_a_framed_question_finds_what_the_bare_need_finds(client_for, alice, cat
     )
     assert flat(framed) == flat(bare)
     assert framed["prompt"] == "Can you find me an API to take a screenshot of a web page?"
+
+
+@pytest.mark.parametrize(
+    ("operation_id", "summary", "description", "line"),
+    [
+        (
+            "PutObject",
+            "",
+            "Adds an object to a bucket. " + "You must have WRITE access. " * 20,
+            "Adds an object to a bucket. You must have WRITE access. You must have WRITE access. "
+            "You must have WRITE access. You must have WRITE access.",
+        ),
+        ("addCards", "addCards()", "", "add cards"),
+        ("getV3Users", "", "", "get users"),
+        ("sendSms", "Send a text message", "Sends an SMS to one number.", "Send a text message"),
+    ],
+)
+def test_the_short_text_says_in_one_line_what_the_endpoint_does(
+    operation_id, summary, description, line
+):
+    text = endpoint_short_text(
+        api_name="Store",
+        method="post",
+        path="/things/{id}",
+        operation_id=operation_id,
+        summary=summary,
+        description=description,
+    )
+    assert text == f"Store. POST /things/{{id}}. {line}"
