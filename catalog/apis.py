@@ -27,6 +27,7 @@ from catalog.serializers import (
     CatalogParameterSerializer,
 )
 from catalog.snippets import ALL_FORMATS, FORMATS
+from gateway.pagination import offset_field
 
 METHODS = [choice for choice, _ in Endpoint.Method.choices]
 
@@ -162,7 +163,7 @@ class EndpointListInputSerializer(serializers.Serializer):
     limit = serializers.IntegerField(
         min_value=1, max_value=500, default=100, help_text="APIs per page (1 to 500)"
     )
-    offset = serializers.IntegerField(min_value=0, default=0, help_text="APIs skipped")
+    offset = offset_field(help_text="APIs skipped")
     verified = serializers.BooleanField(
         required=False,
         allow_null=True,

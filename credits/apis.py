@@ -12,6 +12,7 @@ from credits.selectors import (
 )
 from credits.services import account_for_owner, holds_expire
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
+from gateway.pagination import offset_field
 
 
 def _account_of(request) -> Account:
@@ -123,7 +124,7 @@ class CreditsCheckApi(APIView):
 class CreditsUsageApi(APIView):
     class CreditsUsageQuerySerializer(serializers.Serializer):
         limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
-        offset = serializers.IntegerField(default=0, min_value=0)
+        offset = offset_field()
         days = serializers.IntegerField(default=30, min_value=1, max_value=365)
 
     class CreditsUsageOutputSerializer(serializers.Serializer):
@@ -163,7 +164,7 @@ class CreditsUsageApi(APIView):
 class CreditsTransactionsApi(APIView):
     class CreditsTransactionsQuerySerializer(serializers.Serializer):
         limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
-        offset = serializers.IntegerField(default=0, min_value=0)
+        offset = offset_field()
 
     class CreditsTransactionsOutputSerializer(serializers.Serializer):
         success = serializers.BooleanField()

@@ -3,6 +3,7 @@ import pytest
 from catalog.apis import EndpointListOutputSerializer
 from catalog.models import Endpoint
 from catalog.services import endpoints_set_enabled, provider_api_secret_set
+from gateway.pagination import MAX_OFFSET
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
 from tests.factories import make_endpoint, make_provider_api
 
@@ -121,6 +122,7 @@ def test_the_payable_filter_keeps_payable_endpoints(client_for, alice, catalog):
         ("limit=1.5", "limit"),
         ("offset=-1", "offset"),
         ("offset=x", "offset"),
+        ("offset=2374188938519459659776", "offset"),
         ("verified=maybe", "verified"),
         ("isPayable=2", "isPayable"),
     ],
@@ -133,6 +135,11 @@ def test_out_of_bounds_or_malformed_parameters_are_a_400_naming_the_field(
     body = response.json()
     assert body["code"] == "INVALID_REQUEST"
     assert body["error"].startswith(f"{field}:")
+
+
+def test_the_largest_offset_is_an_empty_page(client_for, alice, catalog):
+    page = list_page(client_for(alice.live_key), offset=MAX_OFFSET)
+    assert page["apis"] == [] and page["pagination"]["hasMore"] is False
 
 
 def test_limit_500_is_allowed(client_for, alice, catalog):

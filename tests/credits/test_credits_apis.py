@@ -11,6 +11,7 @@ from credits.services import (
     hold_reserve,
     usage_event_record,
 )
+from gateway.pagination import MAX_OFFSET
 from tests.factories import fund, provider_account
 
 
@@ -182,6 +183,7 @@ def test_usage_pages_and_widens_the_window(client_for, alice):
         ({"limit": 0}, "limit"),
         ({"limit": 201}, "limit"),
         ({"offset": -1}, "offset"),
+        ({"offset": 850414915561514137747980288}, "offset"),
         ({"days": 366}, "days"),
         ({"days": 0}, "days"),
         ({"limit": "ten"}, "limit"),
@@ -229,11 +231,22 @@ def test_transactions_page(client_for, alice):
     assert body["pagination"] == {"limit": 2, "offset": 2, "count": 2}
 
 
-@pytest.mark.parametrize("params", [{"limit": 201}, {"limit": 0}, {"offset": "x"}])
+@pytest.mark.parametrize(
+    "params", [{"limit": 201}, {"limit": 0}, {"offset": "x"}, {"offset": MAX_OFFSET + 1}]
+)
 def test_transactions_refuse_out_of_bounds_parameters(client_for, alice, params):
     response = client_for(alice.live_key).get("/v1/credits/transactions", params)
     assert response.status_code == 400
     assert response.json()["code"] == "INVALID_REQUEST"
+
+
+@pytest.mark.parametrize("path", ["/v1/credits/usage", "/v1/credits/transactions"])
+def test_the_largest_offset_is_an_empty_page(client_for, alice, path):
+    fund(alice.user, 1_000_000)
+    record_usage(account_for_user(user=alice.user), "run_alice")
+    body = client_for(alice.live_key).get(path, {"offset": MAX_OFFSET}).json()
+    assert body["success"] is True
+    assert body["pagination"]["offset"] == MAX_OFFSET and body["pagination"]["count"] == 0
 
 
 def test_an_outsider_never_sees_another_accounts_transactions(client_for, alice, charlie):
