@@ -1,4 +1,4 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -89,8 +89,13 @@ class CreditsBalanceApi(APIView):
 
 class CreditsCheckApi(APIView):
     class CreditsCheckInputSerializer(serializers.Serializer):
+        # A JSON number (the contract's type); a numeric string is read too.
         amountCents = serializers.DecimalField(
-            max_digits=16, decimal_places=4, min_value=0, help_text="cents; 100 = one dollar"
+            max_digits=16,
+            decimal_places=4,
+            min_value=0,
+            coerce_to_string=False,
+            help_text="cents; 100 = one dollar",
         )
 
     class CreditsCheckOutputSerializer(serializers.Serializer):
@@ -174,10 +179,7 @@ class CreditsTransactionsApi(APIView):
     @extend_schema(
         operation_id="credits_transactions",
         summary="Ledger entries of the account, newest first",
-        parameters=[
-            OpenApiParameter("limit", int, description="default 50, maximum 200"),
-            OpenApiParameter("offset", int, description="default 0"),
-        ],
+        parameters=[CreditsTransactionsQuerySerializer],
         responses=CreditsTransactionsOutputSerializer,
     )
     def get(self, request):

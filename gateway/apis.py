@@ -124,18 +124,33 @@ class UnknownRouteApi(APIView):
 
 
 class RunInputSerializer(serializers.Serializer):
+    """The optional fields may also be null, which means absent: clients that serialise every
+    field of a typed request send null for the ones they leave out."""
+
     api = serializers.CharField(max_length=100, help_text="provider API slug")
     path = serializers.CharField(
         max_length=2000, help_text="catalog path, or a concrete path matching its template"
     )
-    body = serializers.JSONField(required=False, help_text="JSON body for POST/PUT/PATCH")
-    query = serializers.DictField(required=False, help_text="query-string parameters")
-    pathParams = serializers.DictField(required=False, help_text="values of {placeholders}")
+    body = serializers.JSONField(
+        required=False, allow_null=True, help_text="JSON body for POST/PUT/PATCH"
+    )
+    query = serializers.DictField(
+        required=False, allow_null=True, help_text="query-string parameters"
+    )
+    pathParams = serializers.DictField(
+        required=False, allow_null=True, help_text="values of {placeholders}"
+    )
     parentRequestId = serializers.CharField(
-        required=False, max_length=80, help_text="continue a charged request (a next page)"
+        required=False,
+        allow_null=True,
+        max_length=80,
+        help_text="continue a charged request (a next page)",
     )
     method = serializers.ChoiceField(
-        choices=Endpoint.Method.values, required=False, help_text="only when a path has several"
+        choices=Endpoint.Method.values,
+        required=False,
+        allow_null=True,
+        help_text="only when a path has several",
     )
 
     def validate_body(self, body):

@@ -38,6 +38,38 @@ def test_the_method_comes_from_the_catalog_and_query_goes_to_the_query_string(
 
 
 @responses.activate
+def test_optional_fields_sent_as_null_are_absent(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v2/domain-search", json={"data": {"emails": []}})
+
+    response = run(
+        alice.live_key,
+        api="leads",
+        path="/v2/domain-search",
+        query={"domain": "stripe.com"},
+        body=None,
+        pathParams=None,
+        parentRequestId=None,
+        method=None,
+    )
+
+    assert response.status_code == 200, response.json()
+    sent = responses.calls[0].request
+    assert sent.method == "GET" and sent.body is None
+    assert "domain=stripe.com" in sent.url
+
+    responses.post(f"{PROVIDER_URL}/v1/people/enrich", json={"person": {"name": "Ada"}})
+    response = run(
+        alice.live_key,
+        api="leads",
+        path="/v1/people/enrich",
+        body={"email": "ada@example.com"},
+        query=None,
+    )
+    assert response.status_code == 200, response.json()
+    assert responses.calls[1].request.url == f"{PROVIDER_URL}/v1/people/enrich"
+
+
+@responses.activate
 def test_the_body_is_sent_as_json_to_a_post_endpoint(run, alice, leads, funded):
     responses.post(f"{PROVIDER_URL}/v1/people/enrich", json={"person": {"name": "Ada"}})
 

@@ -26,6 +26,25 @@ def test_the_openapi_description_documents_bearer_auth_and_errors(client, db):
     assert set(error_schema["properties"]) == {"success", "error", "code"}
 
 
+def test_the_openapi_description_states_the_bounds_the_api_enforces(client, db):
+    schema = client.get("/v1/openapi.json").json()
+    paged = 0
+    for path, operations in schema["paths"].items():
+        for parameter in operations.get("get", {}).get("parameters", []):
+            if parameter["in"] == "query" and parameter["name"] in ("limit", "offset"):
+                paged += 1
+                bounds = parameter["schema"]
+                assert "minimum" in bounds and "maximum" in bounds, (path, parameter["name"])
+    assert paged >= 6  # list-endpoints, credits usage and transactions: limit and offset each
+    bodies = schema["components"]["schemas"]
+    check = bodies[_request_schema(schema, "/v1/credits/check")["$ref"].rsplit("/", 1)[-1]]
+    assert check["properties"]["amountCents"]["type"] == "number"
+
+
+def _request_schema(schema, path):
+    return schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+
+
 def test_the_docs_page_serves_its_own_assets(client, db):
     response = client.get("/docs")
     assert response.status_code == 200
