@@ -29,6 +29,7 @@ from credits.services import (
 )
 from gateway.errors import ApiError, Forbidden, InvalidRequest, UpstreamError
 from gateway.money import micros_to_cents
+from gateway.parsers import json_depth_exceeds
 from gateway.pricing import endpoint_actual_price, endpoint_quote
 from gateway.selectors import KeyPrincipal
 from gateway.upstream import (
@@ -45,6 +46,7 @@ from gateway.upstream import (
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 CONTINUATION_WINDOW = timedelta(hours=24)
 PROVIDER_REASON_KEYS = ("error", "message", "detail", "error_description", "errors")
+MAX_PROVIDER_JSON_DEPTH = 256
 
 
 def new_request_id() -> str:
@@ -371,15 +373,20 @@ def _provider_account_id(api: ProviderApi) -> int | None:
 
 
 def decode_provider_body(response: UpstreamResponse) -> Any:
-    """The provider's JSON unmodified; other text as a string; binary as base64."""
+    """The provider's JSON unmodified; other text (and JSON nested past
+    MAX_PROVIDER_JSON_DEPTH) as a string; binary as base64."""
     content_type = response.content_type.split(";")[0].strip().lower()
     if not response.content:
         return None
     if content_type.endswith("json") or content_type.endswith("+json") or not content_type:
         try:
-            return json.loads(response.content)
-        except ValueError:
+            data = json.loads(response.content)
+        except (ValueError, RecursionError):
             pass
+        else:
+            # Nested deeper, the answer could not be rendered back: it goes on as its text.
+            if not json_depth_exceeds(data, MAX_PROVIDER_JSON_DEPTH):
+                return data
     if content_type.startswith("text/") or content_type.endswith(("xml", "json", "javascript")):
         try:
             return response.content.decode("utf-8")

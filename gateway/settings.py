@@ -272,7 +272,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["gateway.ratelimit.ApiKeyRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["gateway.parsers.BoundedJSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "gateway.negotiation.JsonOnlyNegotiation",
     "EXCEPTION_HANDLER": "gateway.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "gateway.schema.GatewayAutoSchema",

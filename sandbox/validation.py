@@ -105,7 +105,7 @@ def parse_json_body(raw: bytes):
         return None
     try:
         return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ProviderError(400, "invalid_json", "The request body is not valid JSON") from None
 
 

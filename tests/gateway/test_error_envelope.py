@@ -1,6 +1,8 @@
 import pytest
 from django.test import override_settings
 
+from gateway.parsers import MAX_JSON_DEPTH
+
 
 def assert_envelope(response, status: int, code: str) -> dict:
     assert response.status_code == status
@@ -66,6 +68,32 @@ def test_malformed_json_is_a_400_envelope(client_for, alice):
     )
     body = assert_envelope(response, 400, "INVALID_REQUEST")
     assert "Malformed JSON" in body["error"]
+
+
+def nested(levels: int) -> str:
+    return (
+        '{"api": "leads", "path": "/v1/people/enrich", "body": ' + "[" * levels + "]" * levels + "}"
+    )
+
+
+@pytest.mark.parametrize("path", ["/v1/run", "/v1/search", "/v1/credits/check"])
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH, 100_000])
+def test_a_body_nested_too_deeply_is_a_400_envelope(client_for, alice, path, levels):
+    response = client_for(alice.live_key).post(
+        path, data=nested(levels), content_type="application/json"
+    )
+    body = assert_envelope(response, 400, "INVALID_REQUEST")
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in body["error"]
+
+
+def test_a_body_nested_to_the_limit_is_read(client_for, alice):
+    # The run request's own object is one level: the body inside it may nest one less. It is
+    # read and validated, and the call goes on to routing (no API "leads" here).
+    response = client_for(alice.live_key).post(
+        "/v1/run", data=nested(MAX_JSON_DEPTH - 1), content_type="application/json"
+    )
+    body = assert_envelope(response, 404, "NOT_FOUND")
+    assert "leads" in body["error"]
 
 
 def test_a_wrong_content_type_is_a_400_envelope_naming_json(client_for, alice):

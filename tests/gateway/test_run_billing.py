@@ -8,6 +8,7 @@ from django.core.management import call_command
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
 from credits.services import account_for_organization
+from gateway.run import MAX_PROVIDER_JSON_DEPTH
 from tests.factories import fund
 from tests.gateway.conftest import PROVIDER_URL
 
@@ -270,6 +271,19 @@ def test_text_and_binary_answers_are_wrapped(run, alice, leads, funded):
     assert run(alice.live_key, api="leads", path="/v1/jobs/t").json()["data"] == "plain words"
     image = run(alice.live_key, api="leads", path="/v1/jobs/b").json()["data"]
     assert image == {"contentType": "image/png", "encoding": "base64", "content": "iVBORw0K"}
+
+
+@responses.activate
+@pytest.mark.parametrize("levels", [MAX_PROVIDER_JSON_DEPTH + 1, 100_000])
+def test_an_answer_nested_too_deeply_is_passed_on_as_text_and_charged(
+    run, alice, leads, funded, levels
+):
+    text = "[" * levels + "]" * levels
+    responses.get(f"{PROVIDER_URL}/v1/items", body=text, content_type="application/json")
+    response = run(alice.live_key, api="leads", path="/v1/items", method="GET")
+    assert response.status_code == 200
+    assert response.json()["data"] == text
+    assert response.json()["billing"]["charged"] is True
 
 
 @responses.activate

@@ -86,9 +86,10 @@ def test_a_value_outside_an_enum_is_refused(sandbox):
     assert "field must be one of" in response.json()["error"]["message"]
 
 
-def test_a_body_that_is_not_json_is_refused(sandbox):
+@pytest.mark.parametrize("raw", [b"{nope", b"[" * 100_000 + b"]" * 100_000])
+def test_a_body_that_is_not_json_is_refused(sandbox, raw):
     response = sandbox.client.generic(
-        "POST", "/sandbox/firecrawl/v1/scrape", b"{nope", content_type="application/json"
+        "POST", "/sandbox/firecrawl/v1/scrape", raw, content_type="application/json"
     )
     assert response.status_code == 400
     assert response.json() == {"success": False, "error": "The request body is not valid JSON"}
