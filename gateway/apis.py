@@ -138,7 +138,9 @@ class RunInputSerializer(serializers.Serializer):
         required=False, allow_null=True, help_text="query-string parameters"
     )
     pathParams = serializers.DictField(
-        required=False, allow_null=True, help_text="values of {placeholders}"
+        required=False,
+        allow_null=True,
+        help_text="values of the path template's placeholders, by name",
     )
     parentRequestId = serializers.CharField(
         required=False,

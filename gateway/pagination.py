@@ -2,8 +2,8 @@
 
 from rest_framework import serializers
 
-# Past any list the gateway holds and inside every database's integer range: an offset beyond a
-# bigint made PostgreSQL fail the query instead of the caller getting a 400 naming the field.
+# Past any list the gateway holds and inside every database's integer range: PostgreSQL fails a
+# query whose offset is beyond a bigint, which must be the caller's 400, not a server error.
 MAX_OFFSET = 2**31 - 1
 
 

@@ -384,7 +384,11 @@ def decode_provider_body(response: UpstreamResponse) -> Any:
         except (ValueError, RecursionError):
             pass
         else:
-            # Nested deeper, the answer could not be rendered back: it goes on as its text.
+            # Nested deeper, the answer could not be rendered back: it goes on as its text. Each
+            # level opens a bracket, so an answer with few of them is not walked at all.
+            content = response.content
+            if content.count(b"[") + content.count(b"{") <= MAX_PROVIDER_JSON_DEPTH:
+                return data
             if not json_depth_exceeds(data, MAX_PROVIDER_JSON_DEPTH):
                 return data
     if content_type.startswith("text/") or content_type.endswith(("xml", "json", "javascript")):
