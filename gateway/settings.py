@@ -308,6 +308,8 @@ CATALOG_DEFAULT_PRICE_USD = env.str("CATALOG_DEFAULT_PRICE_USD", default="0.01")
 # model and numpy (batch commands such as reindex_search use every core).
 SEARCH_MODEL_DIR = env.str("SEARCH_MODEL_DIR", default="")
 SEARCH_THREADS = env.int("SEARCH_THREADS", default=1)
+# Where the query encoder exported from the search model is kept between starts.
+SEARCH_ONNX_DIR = env.str("SEARCH_ONNX_DIR", default="") or str(BASE_DIR / "var" / "search-model")
 # Fernet keys that encrypt upstream secrets at rest (comma-separated: the first encrypts, every
 # one decrypts, so a key can be rotated). Development derives one from SECRET_KEY.
 CATALOG_SECRET_KEY = env.list("CATALOG_SECRET_KEY", default=[])
@@ -340,5 +342,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # The ONNX exporter narrates each of its passes at INFO when the query encoder is made.
+        "onnx_ir": {"level": "WARNING"},
+        "onnxscript": {"level": "WARNING"},
+    },
 }

@@ -1,0 +1,92 @@
+"""The query encoder: ONNX Runtime running the search model, exported once and kept on disk."""
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from catalog import embeddings
+from catalog.embeddings import DIMENSIONS, query_embed, texts_embed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "screenshot a web page",
+        "é",
+        "find the work email of a person at a company " * 30,  # past the 128 word pieces
+        "Vérifier qu'une adresse e-mail existe — 检查邮箱",
+    ],
+)
+def test_a_query_is_embedded_as_the_endpoint_texts_are(text):
+    query_embed.cache_clear()
+
+    vector = query_embed(text)
+
+    assert vector.shape == (DIMENSIONS,)
+    assert vector.dtype == np.float32
+    np.testing.assert_allclose(vector, texts_embed([text])[0], atol=1e-5)
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_the_encoder_is_exported_once_and_then_read_from_its_directory(
+    settings, tmp_path, monkeypatch
+):
+    settings.SEARCH_ONNX_DIR = str(tmp_path / "encoders")
+    exports = []
+
+    def export(model, names):
+        exports.append(names)
+        return b"exported encoder"
+
+    monkeypatch.setattr(embeddings, "_encoder_export", export)
+    model = embeddings.embedding_model()
+
+    first = embeddings._encoder_file(model, ("input_ids", "attention_mask"))
+    again = embeddings._encoder_file(model, ("input_ids", "attention_mask"))
+
+    assert first == again
+    assert exports == [("input_ids", "attention_mask")]
+    assert [path.name for path in (tmp_path / "encoders").iterdir()] == [first.split("/")[-1]]
+    assert (tmp_path / "encoders" / first.split("/")[-1]).read_bytes() == b"exported encoder"
+
+
+def test_an_encoder_directory_that_cannot_be_written_still_gives_the_encoder(
+    settings, tmp_path, monkeypatch, caplog
+):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the directory should be")
+    settings.SEARCH_ONNX_DIR = str(blocker / "encoders")
+    monkeypatch.setattr(embeddings, "_encoder_export", lambda model, names: b"exported encoder")
+
+    with caplog.at_level(logging.WARNING, logger="catalog.embeddings"):
+        encoder = embeddings._encoder_file(embeddings.embedding_model(), ("input_ids",))
+
+    assert encoder == b"exported encoder"
+    assert "next start exports it" in caplog.text
+
+
+def test_a_changed_model_gets_an_encoder_of_its_own(settings, tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    settings.SEARCH_MODEL_DIR = str(tmp_path)
+    names = ("input_ids", "attention_mask")
+    before = embeddings._model_fingerprint(names)
+
+    (tmp_path / "model.safetensors").write_bytes(b"other weights")
+
+    assert embeddings._model_fingerprint(names) != before
+    with_token_types = embeddings._model_fingerprint((*names, "token_type_ids"))
+    assert with_token_types != embeddings._model_fingerprint(names)
+
+
+def test_queries_embedded_by_concurrent_threads_get_their_own_vectors():
+    texts = [f"send an sms to customer number {number}" for number in range(32)]
+    expected = texts_embed(texts)
+    query_embed.cache_clear()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        vectors = list(pool.map(query_embed, texts))
+
+    np.testing.assert_allclose(np.stack(vectors), expected, atol=1e-5)
