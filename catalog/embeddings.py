@@ -45,8 +45,11 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _model = None
 _threads = 0  # 0: settings.SEARCH_THREADS
-_encoder_lock = threading.Lock()
-_encoder = None
+_encoder_lock = threading.RLock()
+# (tokenizer outputs, the exported encoder's path or the encoder itself): made once, before
+# gunicorn forks, and inherited by the workers
+_encoder_source: tuple[tuple[str, ...], str | bytes] | None = None
+_encoder = None  # this process's ONNX Runtime session
 
 
 def embedding_model():
@@ -139,30 +142,43 @@ def query_embed(text: str) -> np.ndarray:
     return vector
 
 
+def query_encoder_prepare() -> tuple[tuple[str, ...], str | bytes]:
+    """Export the query encoder unless an earlier start did (gateway.wsgi calls it before
+    gunicorn forks); returns the tokenizer outputs it takes and where it is."""
+    global _encoder_source
+    if _encoder_source is None:
+        with _encoder_lock:
+            if _encoder_source is None:
+                model = embedding_model()
+                features = model.preprocess(["query"])
+                names = tuple(name for name in ENCODER_INPUTS if name in features)
+                _encoder_source = (names, _encoder_file(model, names))
+    return _encoder_source
+
+
 def query_encoder():
-    """The process's ONNX Runtime session for queries and the tokenizer outputs it takes."""
+    """This process's ONNX Runtime session for queries, and the tokenizer outputs it takes.
+
+    Opened by the process that searches, at its first search: a process that has opened one must
+    not fork, since ONNX Runtime's environment then hangs the child when it exits. So gunicorn's
+    master only prepares the encoder (query_encoder_prepare) and each worker opens its own.
+    """
     global _encoder
     if _encoder is None:
         with _encoder_lock:
             if _encoder is None:
-                _encoder = _encoder_load()
-    return _encoder
+                _encoder = _encoder_session(query_encoder_prepare()[1])
+    return _encoder, query_encoder_prepare()[0]
 
 
-def _encoder_load():
+def _encoder_session(source: str | bytes):
     import onnxruntime
 
-    model = embedding_model()
-    names = tuple(name for name in ENCODER_INPUTS if name in model.preprocess(["query"]))
     options = onnxruntime.SessionOptions()
-    # One thread, as for PyTorch: two workers share two cores, and no pool is started before
-    # gunicorn forks.
+    # One thread, as for PyTorch: two workers share two cores.
     options.intra_op_num_threads = settings.SEARCH_THREADS
     options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(
-        _encoder_file(model, names), options, providers=["CPUExecutionProvider"]
-    )
-    return session, names
+    return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
 def _encoder_file(model, names: tuple[str, ...]) -> str | bytes:

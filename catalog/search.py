@@ -592,18 +592,18 @@ def search_index_reset() -> None:
 
 
 def search_warm_up() -> None:
-    """Load the model and its query encoder and build the index before the first request
-    (gateway.wsgi calls it).
+    """Load the model, export its query encoder if no earlier start did, and build the index
+    before the first request (gateway.wsgi calls it).
 
     A database that is not reachable or not migrated yet only postpones the index to the first
     search; the model is loaded regardless.
     """
     from django.db import DatabaseError, connections
 
-    from catalog.embeddings import embedding_model, query_encoder
+    from catalog.embeddings import embedding_model, query_encoder_prepare
 
     embedding_model()
-    query_encoder()
+    query_encoder_prepare()  # each worker opens the encoder at its first search
     try:
         search_index_current()
     except DatabaseError:

@@ -1,7 +1,11 @@
 """The query encoder: ONNX Runtime running the search model, exported once and kept on disk."""
 
 import logging
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,3 +94,52 @@ def test_queries_embedded_by_concurrent_threads_get_their_own_vectors():
         vectors = list(pool.map(query_embed, texts))
 
     np.testing.assert_allclose(np.stack(vectors), expected, atol=1e-5)
+
+
+# What gunicorn --preload does: the master warms search up, then forks workers that search and,
+# one day, exit. A worker that inherited an open ONNX Runtime session would hang at its exit.
+FORKED_WORKER = """
+import os, sys, time
+import django
+
+django.setup()
+from catalog.embeddings import query_embed
+from catalog.search import search_warm_up
+
+search_warm_up()
+child = os.fork()
+if child == 0:
+    query_embed("send an sms")
+    sys.exit(0)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    pid, status = os.waitpid(child, os.WNOHANG)
+    if pid:
+        print("worker exited", os.waitstatus_to_exitcode(status))
+        sys.exit(0)
+    time.sleep(0.1)
+os.kill(child, 9)
+print("worker still running 60 s after it was asked to exit")
+sys.exit(1)
+"""
+
+
+def test_a_worker_forked_after_the_warm_up_searches_and_exits():
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "gateway.settings",
+        # No index at the warm-up: only the model and the encoder matter here.
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/gw_no_such_database",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", FORKED_WORKER],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+    assert "worker exited 0" in result.stdout
