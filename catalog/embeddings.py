@@ -135,9 +135,9 @@ def texts_embed(texts: list[str], *, batch_size: int = 64, progress: bool = Fals
 def query_embed(text: str) -> np.ndarray:
     """One query's vector, as texts_embed would give it. Agents repeat queries, so recent ones
     are kept (1.5 kB each)."""
-    session, names = query_encoder()
+    names, _ = query_encoder_prepare()
     features = embedding_model().preprocess([text])
-    vector = session.run(None, {name: features[name].numpy() for name in names})[0][0]
+    vector = query_encoder().run(None, {name: features[name].numpy() for name in names})[0][0]
     vector.setflags(write=False)
     return vector
 
@@ -157,7 +157,7 @@ def query_encoder_prepare() -> tuple[tuple[str, ...], str | bytes]:
 
 
 def query_encoder():
-    """This process's ONNX Runtime session for queries, and the tokenizer outputs it takes.
+    """This process's ONNX Runtime session for queries.
 
     Opened by the process that searches, at its first search: a process that has opened one must
     not fork, since ONNX Runtime's environment then hangs the child when it exits. So gunicorn's
@@ -168,7 +168,7 @@ def query_encoder():
         with _encoder_lock:
             if _encoder is None:
                 _encoder = _encoder_session(query_encoder_prepare()[1])
-    return _encoder, query_encoder_prepare()[0]
+    return _encoder
 
 
 def _encoder_session(source: str | bytes):
