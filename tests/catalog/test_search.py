@@ -1,5 +1,8 @@
 """POST /v1/search on a small fixed catalog, with the real model (loaded once per test session)."""
 
+import gc
+import weakref
+
 import pytest
 from django.core.management import call_command
 
@@ -219,6 +222,25 @@ def test_a_freshly_imported_endpoint_is_searchable_without_a_restart(
     assert EndpointEmbedding.objects.filter(endpoint__api__slug="hunter").count() == (
         Endpoint.objects.filter(api__slug="hunter").count()
     )
+
+
+def test_an_index_built_before_the_freeze_is_released_when_a_rebuild_replaces_it(
+    client_for, alice, catalog
+):
+    # gateway.wsgi freezes what start-up loaded, the first index included: frozen objects are
+    # never garbage-collected, so a superseded index must be freed by reference counting alone.
+    client = client_for(alice.live_key)
+    search(client, {"prompt": "send an sms"})
+    first = weakref.ref(search_index_current())
+    gc.freeze()
+    try:
+        usage = Endpoint.objects.get(api__slug="shotter", path="/usage")
+        endpoints_set_enabled(endpoint_ids=[usage.pk], enabled=False)
+        search(client, {"prompt": "send an sms"})
+        assert search_index_current() is not first()
+        assert first() is None
+    finally:
+        gc.unfreeze()
 
 
 def test_payable_apis_carry_their_x402_address(client_for, alice, catalog, settings):
