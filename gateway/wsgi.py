@@ -15,7 +15,7 @@ search_warm_up()
 
 # Most of what start-up loaded (Django, the model, the encoder) lives as long as the process.
 # Frozen, it is left out of every later garbage collection: under load a worker otherwise makes a
-# full collection about every 5,000 requests, walking half a million objects for 0.3 to 0.6 s
+# full collection every 3,000 to 4,000 requests, walking half a million objects for 0.3 to 0.6 s
 # with the GIL held. Frozen objects are still freed by reference counting (the first search
 # index, once a rebuild replaces it), only garbage cycles among them would stay.
 gc.freeze()
