@@ -1,13 +1,16 @@
 """Shared fixtures: the personas alice (an owner), bob (a member of alice's organization) and
 charlie (an outsider), each with keys, plus an API client factory."""
 
+import time
+from types import SimpleNamespace
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from catalog.selectors import route_cache_clear
 from credits.services import account_ids_forget
-from gateway import key_cache
+from gateway import key_cache, ratelimit
 from tests.factories import KeyedPersona, make_persona
 
 
@@ -33,6 +36,17 @@ def _fresh_caches(settings):
     account_ids_forget()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _steady_rate_limit_windows(monkeypatch):
+    """Rate limits count in fixed windows (a minute for keys, an hour for password-reset
+    emails). A test that sends N requests and expects the next one refused would see the counter
+    start again if it ran across a window's end, so the limiter's clock stands still in the middle
+    of both kinds of window for the length of a test."""
+    now = time.time()
+    middle = now - now % 3600 + 1830  # 30 s into a minute, 1830 s into an hour
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: middle))
 
 
 @pytest.fixture
