@@ -1,17 +1,14 @@
 """The query encoder: ONNX Runtime running the search model, exported once and kept on disk."""
 
 import logging
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from catalog import embeddings
 from catalog.embeddings import DIMENSIONS, query_embed, texts_embed
+from tests.processes import python_without_a_catalog
 
 
 @pytest.mark.parametrize(
@@ -125,21 +122,7 @@ sys.exit(1)
 
 
 def test_a_worker_forked_after_the_warm_up_searches_and_exits():
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "gateway.settings",
-        # No index at the warm-up: only the model and the encoder matter here.
-        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/gw_no_such_database",
-    }
-
-    result = subprocess.run(
-        [sys.executable, "-c", FORKED_WORKER],
-        cwd=Path(__file__).resolve().parents[2],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    result = python_without_a_catalog(FORKED_WORKER)
 
     assert result.returncode == 0, result.stdout + result.stderr[-2000:]
     assert "worker exited 0" in result.stdout
