@@ -1,5 +1,5 @@
 """Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
-variant, on the training and the validation split of bench/search_queries.yaml.
+variant, on the training, the validation and the test split of bench/search_queries.yaml.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -7,7 +7,7 @@ a throwaway database created on postgres@127.0.0.1 and dropped at the end. Endpo
 by the importer, as in production; a rerun on the same database embeds nothing. CORPUS_DIR
 overrides the corpus location. Prints figures; asserts nothing.
 
-    .venv/bin/python bench/search_quality.py          # every variant, both splits
+    .venv/bin/python bench/search_quality.py          # every variant, every split
     .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
     .venv/bin/python bench/search_quality.py --views  # also embed and compare per-field views
     .venv/bin/python bench/search_quality.py --naive  # also the issue's reference baseline
@@ -110,20 +110,21 @@ def _run(*, fit: bool, views: bool, naive: bool) -> None:
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
     queries = yaml.safe_load(QUERIES.read_text())
     for number, query in enumerate(queries, start=1):
-        query["split"] = "validation" if number % 3 == 0 else "train"
+        query.setdefault("split", "validation" if number % 3 == 0 else "train")
         missing = [key for key in query["expect"] if key not in rows]
         if missing:
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
     calibration = {
-        name: [q for q in queries if q["split"] == name] for name in ("train", "validation")
+        name: [q for q in queries if q["split"] == name] for name in ("train", "validation", "test")
     }
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
+    answered = sum(len(items) for items in splits.values())
     print(
         f"queries: {len(queries)} ({len(splits['train'])} train, "
-        f"{len(splits['validation'])} validation, "
-        f"{len(queries) - len(splits['train']) - len(splits['validation'])} without an answer)"
+        f"{len(splits['validation'])} validation, {len(splits['test'])} test, "
+        f"{len(queries) - answered} without an answer)"
     )
 
     stored = {
