@@ -27,12 +27,13 @@ from catalog.serializers import (
     CatalogParameterSerializer,
 )
 from catalog.snippets import ALL_FORMATS, FORMATS
+from gateway.inputs import RequestBodySerializer
 from gateway.pagination import offset_field
 
 METHODS = [choice for choice, _ in Endpoint.Method.choices]
 
 
-class _EndpointChoiceSerializer(serializers.Serializer):
+class _EndpointChoiceSerializer(RequestBodySerializer):
     api = serializers.CharField(max_length=100, help_text="The provider API's slug")
     path = serializers.CharField(
         max_length=1000, help_text="A catalog path, or a concrete path matching a template"
@@ -73,7 +74,7 @@ class _StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
-class SearchInputSerializer(serializers.Serializer):
+class SearchInputSerializer(RequestBodySerializer):
     prompt = _StrictCharField(
         max_length=1000,
         help_text='What the caller needs, in plain language ("is this email deliverable")',

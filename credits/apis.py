@@ -11,6 +11,7 @@ from credits.selectors import (
     usage_window_totals,
 )
 from credits.services import account_for_owner, holds_expire
+from gateway.inputs import RequestBodySerializer
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
 from gateway.pagination import offset_field
 
@@ -88,7 +89,7 @@ class CreditsBalanceApi(APIView):
 
 
 class CreditsCheckApi(APIView):
-    class CreditsCheckInputSerializer(serializers.Serializer):
+    class CreditsCheckInputSerializer(RequestBodySerializer):
         # A JSON number (the contract's type); a numeric string is read too.
         amountCents = serializers.DecimalField(
             max_digits=16,

@@ -22,6 +22,7 @@ from gateway.idempotency import (
     idempotency_complete,
     request_fingerprint,
 )
+from gateway.inputs import RequestBodySerializer
 from gateway.run import RunInput, new_request_id, run_execute
 from gateway.schema import ErrorEnvelopeSerializer
 
@@ -123,7 +124,7 @@ class UnknownRouteApi(APIView):
         raise NotFound(f"No route for {request.method} {request.path}")
 
 
-class RunInputSerializer(serializers.Serializer):
+class RunInputSerializer(RequestBodySerializer):
     """The optional fields may also be null, which means absent: clients that serialise every
     field of a typed request send null for the ones they leave out."""
 

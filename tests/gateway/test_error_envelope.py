@@ -104,8 +104,18 @@ def test_a_wrong_content_type_is_a_400_envelope_naming_json(client_for, alice):
     assert "text/plain" in body["error"] and "application/json" in body["error"]
 
 
-def test_a_json_body_that_is_not_an_object_is_a_400_envelope(client_for, alice):
-    response = client_for(alice.live_key).post(
-        "/v1/credits/check", data="[1, 2]", content_type="application/json"
-    )
-    assert_envelope(response, 400, "INVALID_REQUEST")
+JSON_BODY_ROUTES = ["/v1/run", "/v1/search", "/v1/details", "/v1/integrate", "/v1/credits/check"]
+
+
+@pytest.mark.parametrize("path", JSON_BODY_ROUTES)
+def test_a_json_body_that_is_not_an_object_is_a_400_envelope(client_for, alice, path):
+    response = client_for(alice.live_key).post(path, data="[1, 2]", content_type="application/json")
+    body = assert_envelope(response, 400, "INVALID_REQUEST")
+    assert body["error"] == "The request body must be a JSON object, not list."
+
+
+@pytest.mark.parametrize("path", JSON_BODY_ROUTES)
+def test_a_field_the_route_does_not_take_is_a_400_naming_it(client_for, alice, path):
+    response = client_for(alice.live_key).post(path, {"limt": 5, "params": {}}, format="json")
+    body = assert_envelope(response, 400, "INVALID_REQUEST")
+    assert "limt: unknown field" in body["error"] and "params: unknown field" in body["error"]

@@ -139,6 +139,18 @@ def test_missing_required_parameters_are_named_before_any_charge(run, alice, lea
     assert set(UsageEvent.objects.values_list("status", flat=True)) == {"rejected"}
 
 
+@responses.activate
+def test_a_misspelt_field_is_refused_before_any_call_or_charge(run, alice, leads, funded):
+    body = error_of(
+        run(alice.live_key, api="leads", path="/v1/people/enrich", params={"email": "a@b.co"}),
+        400,
+    )
+    assert body["error"].startswith("params: unknown field; this request takes api, path,")
+    assert "query" in body["error"] and "pathParams" in body["error"]
+    assert not responses.calls
+    assert not Hold.objects.exists()
+
+
 def test_an_unknown_api_is_a_404_naming_the_slug(run, alice, leads):
     body = error_of(run(alice.live_key, api="nope", path="/v1/x"), 404)
     assert body["code"] == "NOT_FOUND" and "nope" in body["error"]
