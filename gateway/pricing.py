@@ -22,22 +22,24 @@ TOKENS_PER_MEDIA_PART = 1500
 MICROS_PER_TOKEN_UNIT = 1_000_000
 
 
-def _request_value(name: str, query: dict, body: Any):
+def _request_value(name: str, query: dict, body: Any) -> tuple[str, Any]:
+    """Where the request holds ``name`` ("query.limit"), and its value (None when absent)."""
     if name in query:
-        return query[name]
-    if isinstance(body, dict):
-        return body.get(name)
-    return None
+        return f"query.{name}", query[name]
+    if isinstance(body, dict) and name in body:
+        return f"body.{name}", body[name]
+    return name, None
 
 
 def _positive_int(name: str, value) -> int:
+    """At least 1: a bound of 0 would quote nothing for a provider that reads 0 as its default."""
     if isinstance(value, bool):
         raise InvalidRequest(f"{name} must be a positive integer")
     try:
         number = int(str(value))
     except ValueError:
         raise InvalidRequest(f"{name} must be a positive integer") from None
-    if number < 0:
+    if number < 1:
         raise InvalidRequest(f"{name} must be a positive integer")
     return number
 
@@ -46,10 +48,10 @@ def quoted_result_count(*, endpoint: Endpoint, query: dict, body: Any) -> int:
     ceiling = endpoint.result_max or DEFAULT_MAX_RESULTS
     if not endpoint.result_bound_param:
         return ceiling
-    value = _request_value(endpoint.result_bound_param, query, body)
+    where, value = _request_value(endpoint.result_bound_param, query, body)
     if value is None:
         return ceiling
-    return min(_positive_int(endpoint.result_bound_param, value), ceiling)
+    return min(_positive_int(where, value), ceiling)
 
 
 def _text_tokens(text) -> int:
@@ -102,14 +104,16 @@ def endpoint_quote(*, endpoint: Endpoint, query: dict, body: Any) -> int:
             endpoint=endpoint, query=query, body=body
         )
     body = body if isinstance(body, dict) else {}
-    max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+    where, max_tokens = _request_value("max_tokens", {}, body)
+    if max_tokens is None:
+        where, max_tokens = _request_value("max_completion_tokens", {}, body)
     if max_tokens is None:
         max_tokens = (
             endpoint.default_max_tokens
             if endpoint.default_max_tokens is not None
             else DEFAULT_MAX_OUTPUT_TOKENS
         )
-    output_tokens = _positive_int("body.max_tokens", max_tokens)
+    output_tokens = _positive_int(where, max_tokens)
     return _token_price(estimated_input_tokens(body), output_tokens, endpoint)
 
 

@@ -103,6 +103,31 @@ def test_per_result_pricing_holds_the_maximum_when_the_request_sets_no_bound(run
     assert response.json()["priceCents"] == 25
 
 
+@pytest.mark.parametrize(
+    ("path", "inputs", "named"),
+    [
+        ("/v2/domain-search", {"query": {"domain": "x.com", "limit": 0}}, "query.limit"),
+        ("/v2/domain-search", {"query": {"domain": "x.com", "limit": "ten"}}, "query.limit"),
+        (
+            "/api/paas/v4/chat/completions",
+            {"body": {"model": "glm-4", "messages": [], "max_tokens": 0}},
+            "body.max_tokens",
+        ),
+    ],
+)
+@responses.activate
+def test_a_bound_below_one_is_refused_before_any_call(
+    run, alice, leads, funded, path, inputs, named
+):
+    """A bound of 0 would be quoted as nothing, yet a provider may read it as its default."""
+    response = run(alice.live_key, api="leads", path=path, **inputs)
+
+    assert response.status_code == 400
+    assert response.json()["error"] == f"{named} must be a positive integer"
+    assert not responses.calls
+    assert balance(funded) == 10_000_000
+
+
 @responses.activate
 def test_dynamic_pricing_charges_the_tokens_used(run, alice, leads, funded):
     responses.post(
