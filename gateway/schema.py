@@ -1,3 +1,4 @@
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
@@ -38,3 +39,16 @@ class GatewayAutoSchema(AutoSchema):
                 response["description"] = description
                 responses[str(status)] = response
         return responses
+
+
+class RequestBodySchema(OpenApiSerializerExtension):
+    """Request bodies refuse fields they do not declare; their schemas say so, for clients and
+    agent platforms that build calls from this description."""
+
+    target_class = "gateway.inputs.RequestBodySerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        schema["additionalProperties"] = False
+        return schema

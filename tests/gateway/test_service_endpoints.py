@@ -41,6 +41,26 @@ def test_the_openapi_description_states_the_bounds_the_api_enforces(client, db):
     assert check["properties"]["amountCents"]["type"] == "number"
 
 
+def test_the_openapi_description_says_request_bodies_take_no_other_fields(client, db):
+    schema = client.get("/v1/openapi.json").json()
+    bodies = schema["components"]["schemas"]
+    for path in ("/v1/run", "/v1/search", "/v1/details", "/v1/integrate", "/v1/credits/check"):
+        body = bodies[_request_schema(schema, path)["$ref"].rsplit("/", 1)[-1]]
+        assert body["additionalProperties"] is False, path
+        assert body["properties"], path
+    run = bodies[_request_schema(schema, "/v1/run")["$ref"].rsplit("/", 1)[-1]]
+    assert set(run["properties"]) == {
+        "api",
+        "path",
+        "body",
+        "query",
+        "pathParams",
+        "parentRequestId",
+        "method",
+    }
+    assert run["required"] == ["api", "path"]
+
+
 def _request_schema(schema, path):
     return schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
 
