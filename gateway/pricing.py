@@ -104,16 +104,13 @@ def endpoint_quote(*, endpoint: Endpoint, query: dict, body: Any) -> int:
             endpoint=endpoint, query=query, body=body
         )
     body = body if isinstance(body, dict) else {}
-    where, max_tokens = _request_value("max_tokens", {}, body)
-    if max_tokens is None:
-        where, max_tokens = _request_value("max_completion_tokens", {}, body)
-    if max_tokens is None:
-        max_tokens = (
-            endpoint.default_max_tokens
-            if endpoint.default_max_tokens is not None
-            else DEFAULT_MAX_OUTPUT_TOKENS
-        )
-    output_tokens = _positive_int(where, max_tokens)
+    where, requested = _request_value("max_tokens", {}, body)
+    if requested is None:
+        where, requested = _request_value("max_completion_tokens", {}, body)
+    if requested is None:  # a catalog default of 0 would quote no output: unset, like result_max
+        output_tokens = endpoint.default_max_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+    else:
+        output_tokens = _positive_int(where, requested)
     return _token_price(estimated_input_tokens(body), output_tokens, endpoint)
 
 

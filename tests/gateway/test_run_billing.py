@@ -8,6 +8,7 @@ from django.core.management import call_command
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
 from credits.services import account_for_organization
+from gateway.pricing import DEFAULT_MAX_OUTPUT_TOKENS
 from gateway.run import MAX_PROVIDER_JSON_DEPTH
 from tests.factories import fund
 from tests.gateway.conftest import PROVIDER_URL
@@ -126,6 +127,22 @@ def test_a_bound_below_one_is_refused_before_any_call(
     assert response.json()["error"] == f"{named} must be a positive integer"
     assert not responses.calls
     assert balance(funded) == 10_000_000
+
+
+@responses.activate
+def test_a_catalog_default_of_zero_tokens_holds_the_gateways_default(run, alice, leads, funded):
+    chat = leads.chat
+    responses.post(f"{PROVIDER_URL}{chat.path}", json={"choices": []})
+    messages = [{"role": "user", "content": "Hello"}]
+
+    chat.default_max_tokens = 0
+    chat.save()
+    run(alice.live_key, api="leads", path=chat.path, body={"model": "glm-4", "messages": messages})
+    explicit = {"model": "glm-4", "messages": messages, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
+    run(alice.live_key, api="leads", path=chat.path, body=explicit)
+
+    unset, asked = Hold.objects.order_by("pk").values_list("amount_micros", flat=True)
+    assert unset == asked > 0
 
 
 @responses.activate
