@@ -36,19 +36,17 @@ def test_the_openapi_description_states_the_bounds_the_api_enforces(client, db):
                 bounds = parameter["schema"]
                 assert "minimum" in bounds and "maximum" in bounds, (path, parameter["name"])
     assert paged >= 6  # list-endpoints, credits usage and transactions: limit and offset each
-    bodies = schema["components"]["schemas"]
-    check = bodies[_request_schema(schema, "/v1/credits/check")["$ref"].rsplit("/", 1)[-1]]
+    check = _request_component(schema, "/v1/credits/check")
     assert check["properties"]["amountCents"]["type"] == "number"
 
 
 def test_the_openapi_description_says_request_bodies_take_no_other_fields(client, db):
     schema = client.get("/v1/openapi.json").json()
-    bodies = schema["components"]["schemas"]
     for path in ("/v1/run", "/v1/search", "/v1/details", "/v1/integrate", "/v1/credits/check"):
-        body = bodies[_request_schema(schema, path)["$ref"].rsplit("/", 1)[-1]]
+        body = _request_component(schema, path)
         assert body["additionalProperties"] is False, path
         assert body["properties"], path
-    run = bodies[_request_schema(schema, "/v1/run")["$ref"].rsplit("/", 1)[-1]]
+    run = _request_component(schema, "/v1/run")
     assert set(run["properties"]) == {
         "api",
         "path",
@@ -61,8 +59,11 @@ def test_the_openapi_description_says_request_bodies_take_no_other_fields(client
     assert run["required"] == ["api", "path"]
 
 
-def _request_schema(schema, path):
-    return schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+def _request_component(schema, path):
+    """The request body schema of POST ``path``, from the components it refers to."""
+    content = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    name = content["schema"]["$ref"].rsplit("/", 1)[-1]
+    return schema["components"]["schemas"][name]
 
 
 def test_the_docs_page_serves_its_own_assets(client, db):
