@@ -48,7 +48,8 @@ run: install
 	$(MAKE) serve
 
 serve:
-	$(BIN)/gunicorn gateway.wsgi --bind $(HOST):$(PORT) --worker-class gthread \
+	$(BIN)/gunicorn gateway.wsgi --config python:gateway.gunicorn_config \
+		--bind $(HOST):$(PORT) --worker-class gthread \
 		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
 
 test: install $(CHROMIUM)

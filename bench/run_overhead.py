@@ -113,12 +113,15 @@ def manage(*args, env, capture=False):
 def start_gunicorn(
     port: int, env: dict, workers: int, threads: int, app: str = "gateway.wsgi"
 ) -> subprocess.Popen:
+    config = ["--config", "python:gateway.gunicorn_config"]
     if app != "gateway.wsgi":
         env = {name: value for name, value in env.items() if name != "DJANGO_SETTINGS_MODULE"}
+        config = []
     process = subprocess.Popen(
         [
             GUNICORN,
             app,
+            *config,
             "--bind",
             f"127.0.0.1:{port}",
             "--worker-class",

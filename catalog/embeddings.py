@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -135,11 +136,24 @@ def texts_embed(texts: list[str], *, batch_size: int = 64, progress: bool = Fals
 def query_embed(text: str) -> np.ndarray:
     """One query's vector, as texts_embed would give it. Agents repeat queries, so recent ones
     are kept (1.5 kB each)."""
-    names, _ = query_encoder_prepare()
-    features = embedding_model().preprocess([text])
-    vector = query_encoder().run(None, {name: features[name].numpy() for name in names})[0][0]
+    vector = _query_encode(text)
     vector.setflags(write=False)
     return vector
+
+
+def query_encoder_warm_up() -> float:
+    """Open this process's query encoder and run it once, so that its first search does not
+    wait for either (0.1 to 0.3 s); returns the seconds it took. For gunicorn's workers (see
+    gateway.gunicorn_config), never for a process that forks afterwards."""
+    started = time.perf_counter()
+    _query_encode("warm up")
+    return time.perf_counter() - started
+
+
+def _query_encode(text: str) -> np.ndarray:
+    names, _ = query_encoder_prepare()
+    features = embedding_model().preprocess([text])
+    return query_encoder().run(None, {name: features[name].numpy() for name in names})[0][0]
 
 
 def query_encoder_prepare() -> tuple[tuple[str, ...], str | bytes]:

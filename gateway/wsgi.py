@@ -1,11 +1,17 @@
 import gc
 import os
+from importlib import import_module
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
 
 application = get_wsgi_application()
+
+# Django imports the URLconf, and with it every view module, at the first request a process
+# answers: done here, gunicorn's workers inherit it instead of each paying about 0.13 s for it.
+import_module(settings.ROOT_URLCONF)
 
 # Load the search model and build the search index now, not on the first request: with
 # gunicorn --preload this runs once in the master and the workers share the model's memory.

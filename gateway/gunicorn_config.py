@@ -1,0 +1,19 @@
+"""gunicorn settings of the gateway, read with ``--config python:gateway.gunicorn_config`` (``make
+serve`` and the benchmarks pass it; command-line options still override).
+
+The master loads the model and builds the search index before it forks (``--preload``, see
+gateway.wsgi), but an ONNX Runtime session must be opened after the fork, by each worker. Each
+worker opens its own here, before it takes its first request, instead of making the first search
+it answers wait for it.
+"""
+
+
+def post_worker_init(worker) -> None:
+    from catalog.embeddings import query_encoder_warm_up
+
+    try:
+        seconds = query_encoder_warm_up()
+    except Exception:  # search then opens it at its first request, and reports what fails
+        worker.log.exception("Worker %s could not open the search query encoder", worker.pid)
+        return
+    worker.log.info("Worker %s opened the search query encoder in %.2f s", worker.pid, seconds)
