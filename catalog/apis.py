@@ -93,7 +93,11 @@ class SearchEndpointSerializer(serializers.Serializer):
     id = serializers.CharField()
     path = serializers.CharField(help_text="Pass it as path to /v1/run, details and integrate")
     method = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(
+        allow_blank=True,
+        help_text="Its summary, else its description, as plain text of at most 300 characters "
+        '(cut after whole sentences, then ending " …"); details give the full description',
+    )
     price = serializers.CharField(
         help_text='Decimal dollars without a symbol ("0.01"), "0" when free, or "dynamic"'
     )
@@ -182,7 +186,11 @@ class EndpointListInputSerializer(serializers.Serializer):
 class EndpointListItemSerializer(serializers.Serializer):
     path = serializers.CharField()
     method = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(
+        allow_blank=True,
+        help_text="Its summary, else its description, as plain text of at most 300 characters "
+        '(cut after whole sentences, then ending " …"); details give the full description',
+    )
     price = serializers.CharField(help_text=PRICE_HELP)
     priceUnit = serializers.CharField(help_text=PRICE_UNIT_HELP)
     isPayable = serializers.BooleanField()
@@ -242,7 +250,9 @@ class EndpointDetailsInputSerializer(_EndpointChoiceSerializer):
 class EndpointDetailsEndpointSerializer(serializers.Serializer):
     path = serializers.CharField()
     method = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(
+        allow_blank=True, help_text="Its description as the provider wrote it, else its summary"
+    )
     price = serializers.CharField(help_text=PRICE_HELP)
     priceUnit = serializers.CharField(help_text=PRICE_UNIT_HELP)
     priceDetail = serializers.CharField(help_text="The price in words, with how it is counted")

@@ -1,6 +1,7 @@
 from django.db import models
 from django.db.models import Q
 
+from catalog.texts import endpoint_brief
 from gateway.models import Organization
 
 
@@ -182,6 +183,11 @@ class Endpoint(models.Model):
 
     def __str__(self):
         return f"{self.api.slug} {self.method} {self.path}"
+
+    @property
+    def brief(self) -> str:
+        """What lists of endpoints show of it (catalog.texts.endpoint_brief)."""
+        return endpoint_brief(self.summary, self.description)
 
 
 class EndpointEmbedding(models.Model):

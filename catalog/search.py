@@ -341,7 +341,7 @@ class IndexedEndpoint:
     api: IndexedApi
     path: str
     method: str
-    description: str
+    description: str  # its summary, else its description, as written (see catalog.texts)
     price: str
     is_payable: bool
     verified: bool

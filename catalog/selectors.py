@@ -19,6 +19,7 @@ from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
 from catalog.models import CatalogVersion, Endpoint, ProviderApi
 from catalog.search import IndexedEndpoint, search_index_current
+from catalog.texts import endpoint_brief, text_brief
 from gateway.errors import InvalidRequest, NotFound
 
 LIST_CACHE_SECONDS = 3600
@@ -273,7 +274,7 @@ def _list_page_json(
             {
                 "path": path,
                 "method": method,
-                "description": summary or description,
+                "description": endpoint_brief(summary, description),
                 "price": prices.price_label(kind=price_kind, micros=price_micros),
                 "priceUnit": prices.price_unit(kind=price_kind),
                 "isPayable": payable,
@@ -441,7 +442,7 @@ def search_results_group(hits: list[tuple[IndexedEndpoint, float]]) -> list[dict
                 "id": str(endpoint.id),
                 "path": endpoint.path,
                 "method": endpoint.method,
-                "description": endpoint.description,
+                "description": text_brief(endpoint.description),
                 "price": endpoint.price,
                 "isPayable": endpoint.is_payable,
                 "verified": endpoint.verified,

@@ -176,3 +176,15 @@ def test_listing_without_a_key_is_a_401(client_for, catalog):
     response = client_for(None).get("/v1/list-endpoints")
     assert response.status_code == 401
     assert response.json()["code"] == "UNAUTHORIZED"
+
+
+def test_endpoints_are_described_in_plain_text(client_for, alice, catalog):
+    api = make_provider_api("h-api")
+    make_endpoint(api, "/v1/html", summary="", description="<p>Lists the <i>open</i> orders.</p>")
+    make_endpoint(api, "/v1/md", summary="[Get an order](https://h.example/docs) by id")
+
+    page = list_page(client_for(alice.live_key), offset=7)
+
+    assert [api["slug"] for api in page["apis"]] == ["h-api"]
+    described = {ep["path"]: ep["description"] for ep in page["apis"][0]["endpoints"]}
+    assert described == {"/v1/html": "Lists the open orders.", "/v1/md": "Get an order by id"}

@@ -354,3 +354,30 @@ def test_the_short_text_says_in_one_line_what_the_endpoint_does(
         description=description,
     )
     assert text == f"Store. POST /things/{{id}}. {line}"
+
+
+def test_results_describe_endpoints_in_plain_text_and_details_keep_the_original(
+    client_for, alice, catalog
+):
+    written = (
+        "<p>Sends the <b>weekly</b> weather digest by e-mail to every subscriber.</p> "
+        + "<p>See [the guide](https://skycast.example/guide) for the schedule &amp; format.</p> "
+        + "More words about delivery. " * 20
+    )
+    make_endpoint(
+        ProviderApi.objects.get(slug="skycast"), "/digest", "POST", summary="", description=written
+    )
+    endpoint_embeddings_refresh()
+    client = client_for(alice.live_key)
+
+    body = search(client, {"prompt": "email the weekly weather digest", "limit": 1})
+    shown = body["results"][0]["endpoints"][0]
+    assert (body["results"][0]["slug"], shown["path"]) == ("skycast", "/digest")
+    assert shown["description"].startswith(
+        "Sends the weekly weather digest by e-mail to every subscriber. "
+        "See the guide for the schedule & format. More words about delivery."
+    )
+    assert shown["description"].endswith(" …") and len(shown["description"]) <= 300
+
+    details = client.post("/v1/details", {"api": "skycast", "path": "/digest"}, format="json")
+    assert details.json()["endpoint"]["description"] == written

@@ -217,6 +217,21 @@ def test_an_api_page_lists_its_enabled_endpoints_with_their_prices(browser_for, 
     assert "✓ Verified" in html
 
 
+def test_an_api_page_describes_its_endpoints_in_plain_text(browser_for, alice, mailcheck):
+    make_endpoint(
+        mailcheck,
+        "/v1/bulk",
+        "POST",
+        summary="",
+        description="<p>Verifies <b>many</b> addresses &amp; reports each.</p>",
+    )
+
+    html = browser_for(alice).get("/catalog/apis/mailcheck").content.decode()
+
+    assert "Verifies many addresses &amp; reports each." in html
+    assert "&lt;p&gt;" not in html and "&lt;b&gt;" not in html
+
+
 @pytest.mark.parametrize("slug", ["switched-off", "nowhere"])
 def test_a_disabled_or_unknown_api_has_no_page(browser_for, alice, slug):
     api = make_provider_api("switched-off", enabled=False)

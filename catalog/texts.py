@@ -1,0 +1,46 @@
+"""How an endpoint describes itself in lists of endpoints (search results, list-endpoints).
+
+Providers write their documentation in HTML or markdown, and some descriptions run to pages. A
+list shows one plain brief per endpoint: its summary, else its description, without markup, cut
+after whole sentences. POST /v1/details gives the description as the provider wrote it.
+"""
+
+import html
+import re
+
+BRIEF_CHARS = 300
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
+_SPACES = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def endpoint_brief(summary: str, description: str) -> str:
+    """The summary, else the description, as one line of plain text of at most BRIEF_CHARS
+    characters; a cut brief ends with " …"."""
+    return text_brief((summary or "").strip() or (description or ""))
+
+
+def text_brief(text: str) -> str:
+    """``text`` as one line of plain text of at most BRIEF_CHARS characters."""
+    text = _MARKDOWN_LINK.sub(r"\1", text)
+    text = html.unescape(_TAG.sub(" ", text)).replace("`", "")
+    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", _SPACES.sub(" ", text)).strip()
+    if len(text) <= BRIEF_CHARS:
+        return text
+    return _cut(text, BRIEF_CHARS - 2) + " …"
+
+
+def _cut(text: str, limit: int) -> str:
+    """The whole sentences of ``text`` that fit in ``limit`` characters, else its whole words."""
+    kept = ""
+    for sentence in _SENTENCE_END.split(text):
+        if len(kept) + len(sentence) + 1 > limit:
+            break
+        kept = f"{kept} {sentence}".strip()
+    if kept:
+        return kept
+    words = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return words[:limit].rstrip(" ,;:")
