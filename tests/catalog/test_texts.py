@@ -27,6 +27,8 @@ def test_line_breaks_and_runs_of_spaces_become_single_spaces():
     assert endpoint_brief("", "Revives a deleted\nservice.\n\n  Within 30 days.") == (
         "Revives a deleted service. Within 30 days."
     )
+    assert endpoint_brief("Verify\u00a0an\temail  address .", "") == "Verify an email address."
+    assert endpoint_brief("  Verify an email address (one) ", "") == "Verify an email address (one)"
 
 
 def test_a_long_description_is_cut_after_its_last_whole_sentence_that_fits():
