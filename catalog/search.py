@@ -359,6 +359,10 @@ class SearchIndex:
     lexical: Any  # bm25s.BM25 over the same texts, or None when the catalog is empty
     unembedded: np.ndarray | None = None  # rows without a stored vector, when there are any
     texts_by_hash: dict[str, list[str]] = field(default_factory=dict)
+    # each row's stored text hash ("" without a vector), and the short-view weight its vector
+    # was mixed with: what a rebuild may take from this index instead of reading it again
+    text_hashes: list[str] = field(default_factory=list)
+    short_view: float = 0.0
     built_seconds: float = 0.0
 
     def signals(self, prompt: str, *, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -409,8 +413,8 @@ def search_index_build(
 
     Endpoints without a stored vector (their embedding failed or is still being computed) are
     placed by their words alone (see ``SearchIndex.signals``); ``reindex_search`` embeds them.
-    Tokenised texts are reused from the previous index by text hash, so a rebuild after a small
-    edit costs little more than its reads.
+    A rebuild takes from the previous index the vectors and tokenised texts of every endpoint
+    whose stored text is unchanged, and reads only the others' (see ``_rows_from_previous``).
     """
     import bm25s
 
@@ -473,28 +477,40 @@ def search_index_build(
         ) in endpoint_rows
     ]
     row_of = {endpoint.id: row for row, endpoint in enumerate(endpoints)}
-    # Filled row by row from a streamed query: the stored vectors are never all held twice.
     vectors = np.zeros((len(endpoints), DIMENSIONS), dtype=np.float32)
     tokens: list[list[str] | None] = [None] * len(endpoints)
+    text_hashes = [""] * len(endpoints)
     texts_by_hash: dict[str, list[str]] = {}
-    known = previous.texts_by_hash if previous is not None else {}
-    embedded = (
-        EndpointEmbedding.objects.filter(
-            model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
-        )
-        .values_list("endpoint_id", "text", "text_hash", "vector", "short_vector")
-        .iterator(chunk_size=2000)
+    stored = EndpointEmbedding.objects.filter(
+        model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
     )
-    for endpoint_id, text, text_hash, vector, short_vector in embedded:
-        row = row_of.get(endpoint_id)
-        if row is None:
-            continue
-        vectors[row] = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
-        vectors[row] += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
-        words = texts_by_hash.get(text_hash) or known.get(text_hash)
-        if words is None:  # interned: the corpus's 600k tokens are some 20k distinct stems
-            words = [sys.intern(word) for word in lexical_tokens(text)]
-        texts_by_hash[text_hash] = tokens[row] = words
+    if previous is not None and previous.short_view == ranking.short_view:
+        changed = _rows_from_previous(
+            previous, stored, row_of, vectors, tokens, text_hashes, texts_by_hash
+        )
+        to_read = [
+            stored.filter(endpoint_id__in=changed[start : start + 2000])
+            for start in range(0, len(changed), 2000)
+        ]
+    else:
+        to_read = [stored]
+    known = previous.texts_by_hash if previous is not None else {}
+    for rows in to_read:
+        # Filled row by row from a streamed query: the stored vectors are never all held twice.
+        embedded = rows.values_list(
+            "endpoint_id", "text", "text_hash", "vector", "short_vector"
+        ).iterator(chunk_size=2000)
+        for endpoint_id, text, text_hash, vector, short_vector in embedded:
+            row = row_of.get(endpoint_id)
+            if row is None:
+                continue
+            vectors[row] = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
+            vectors[row] += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
+            words = texts_by_hash.get(text_hash) or known.get(text_hash)
+            if words is None:  # interned: the corpus's 600k tokens are some 20k distinct stems
+                words = [sys.intern(word) for word in lexical_tokens(text)]
+            texts_by_hash[text_hash] = tokens[row] = words
+            text_hashes[row] = text_hash
     missing = [row for row, words in enumerate(tokens) if words is None]
     if missing:
         _tokens_for_unembedded(endpoints, missing, tokens)
@@ -514,6 +530,8 @@ def search_index_build(
         lexical=lexical,
         unembedded=np.array(missing, dtype=np.int64) if missing else None,
         texts_by_hash=texts_by_hash,
+        text_hashes=text_hashes,
+        short_view=ranking.short_view,
     )
     index.built_seconds = time.perf_counter() - started
     logger.info(
@@ -523,6 +541,36 @@ def search_index_build(
         index.built_seconds,
     )
     return index
+
+
+def _rows_from_previous(
+    previous: SearchIndex,
+    stored,
+    row_of: dict[int, int],
+    vectors: np.ndarray,
+    tokens: list[list[str] | None],
+    text_hashes: list[str],
+    texts_by_hash: dict[str, list[str]],
+) -> list[int]:
+    """Copy from ``previous`` the rows whose stored text is unchanged (the same hash, so the
+    same vectors); returns the endpoint ids whose stored rows must be read. After one edit, a
+    rebuild reads some 16k hashes instead of 16k texts and vectors (50 MB)."""
+    previous_row = {endpoint.id: row for row, endpoint in enumerate(previous.endpoints)}
+    changed = []
+    for endpoint_id, text_hash in stored.values_list("endpoint_id", "text_hash").iterator(
+        chunk_size=5000
+    ):
+        row = row_of.get(endpoint_id)
+        if row is None:
+            continue
+        old = previous_row.get(endpoint_id)
+        if old is None or previous.text_hashes[old] != text_hash:
+            changed.append(endpoint_id)
+            continue
+        vectors[row] = previous.vectors[old]
+        texts_by_hash[text_hash] = tokens[row] = previous.texts_by_hash[text_hash]
+        text_hashes[row] = text_hash
+    return changed
 
 
 def _tokens_for_unembedded(

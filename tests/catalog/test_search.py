@@ -3,6 +3,7 @@
 import gc
 import weakref
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
@@ -10,7 +11,9 @@ from catalog.apis import SearchOutputSerializer
 from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
 from catalog.search import (
     endpoint_short_text,
+    lexical_tokens,
     query_normalise,
+    search_index_build,
     search_index_current,
     search_index_reset,
 )
@@ -261,6 +264,34 @@ def test_only_changed_endpoints_are_embedded_again(catalog, django_capture_on_co
     assert after.text_hash != before.text_hash and "WhatsApp" in after.text
     assert bytes(after.vector) != bytes(before.vector)
     assert endpoint_embeddings_refresh() == 0
+
+
+def test_a_rebuild_after_edits_equals_a_build_from_scratch(
+    catalog, django_capture_on_commit_callbacks
+):
+    EndpointEmbedding.objects.filter(endpoint__api__slug="geoplace").delete()  # no vector yet
+    before = search_index_build()
+    sms = Endpoint.objects.get(api__slug="textly", path="/sms")
+    sms.summary = "Send a WhatsApp message"
+    usage = Endpoint.objects.get(api__slug="shotter", path="/usage")
+    with django_capture_on_commit_callbacks(execute=True):
+        endpoint_save(endpoint=sms, changed_fields=["summary"])
+        endpoints_set_enabled(endpoint_ids=[usage.pk], enabled=False)
+    make_endpoint(ProviderApi.objects.get(slug="skycast"), "/pollen", summary="Pollen forecast")
+    endpoint_embeddings_refresh()  # embeds the new endpoint and geoplace's again
+
+    rebuilt = search_index_build(previous=before)
+    scratch = search_index_build()
+
+    key = [(endpoint.api.slug, endpoint.path) for endpoint in scratch.endpoints]
+    assert [(endpoint.api.slug, endpoint.path) for endpoint in rebuilt.endpoints] == key
+    assert ("shotter", "/usage") not in key and ("skycast", "/pollen") in key
+    np.testing.assert_array_equal(rebuilt.vectors, scratch.vectors)
+    assert rebuilt.text_hashes == scratch.text_hashes and "" not in rebuilt.text_hashes
+    assert rebuilt.unembedded is None
+    sms_row = key.index(("textly", "/sms"))
+    assert not np.array_equal(rebuilt.vectors[sms_row], before.vectors[sms_row])
+    assert rebuilt.lexical.get_scores(lexical_tokens("WhatsApp"))[sms_row] > 0
 
 
 def test_renaming_an_api_embeds_its_endpoints_again(
