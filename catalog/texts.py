@@ -28,7 +28,7 @@ def endpoint_brief(summary: str, description: str) -> str:
 def text_brief(text: str) -> str:
     """``text`` as one line of plain text of at most BRIEF_CHARS characters."""
     if len(text) <= BRIEF_CHARS and not _NEEDS_CLEANING.search(text):
-        return text.strip()  # most summaries: a list page of 13k endpoints spends 0.1 s less
+        return text.strip()  # most summaries: a 13k-endpoint list page spends 30 ms less
     text = _MARKDOWN_LINK.sub(r"\1", text)
     text = html.unescape(_TAG.sub(" ", text)).replace("`", "")
     text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", _SPACES.sub(" ", text)).strip()
