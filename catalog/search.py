@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from catalog import prices
+from catalog.texts import SENTENCE_END, SPACES
 
 logger = logging.getLogger("catalog.search")
 
@@ -76,8 +77,6 @@ _URL = re.compile(r"https?://\S+")
 _CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _NON_WORD = re.compile(r"[^A-Za-z0-9]+")
-_SPACES = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _VERSION_WORD = re.compile(r"^(v\d+(\.\d+)*|\d+([.-]\d+)*)$")
 
 
@@ -88,7 +87,7 @@ def clean_text(text: str) -> str:
     text = _URL.sub(" ", text)
     text = text.replace("`", "").replace("*", "").replace("#", " ").replace("\\r", " ")
     text = text.replace("\\n", " ").replace("&nbsp;", " ").replace("&amp;", "&")
-    return _SPACES.sub(" ", text).strip()
+    return SPACES.sub(" ", text).strip()
 
 
 def split_identifier(text: str) -> list[str]:
@@ -103,7 +102,7 @@ def _first_chars(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     kept = ""
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         if kept and len(kept) + len(sentence) + 1 > limit:
             break
         kept = f"{kept} {sentence}".strip()
@@ -271,7 +270,7 @@ _QUERY_FRAMING = [
 
 def query_normalise(prompt: str) -> str:
     """The need without the words around it: "I want to send an SMS" -> "send an SMS"."""
-    text = _SPACES.sub(" ", prompt).strip()
+    text = SPACES.sub(" ", prompt).strip()
     changed = True
     while changed:
         changed = False

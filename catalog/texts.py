@@ -13,8 +13,9 @@ BRIEF_CHARS = 300
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
-_SPACES = re.compile(r"\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+# Shared with catalog.search, which builds the texts it embeds with them.
+SPACES = re.compile(r"\s+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Anything the cleaning below would change, besides leading and trailing spaces.
 _NEEDS_CLEANING = re.compile(r"[<\[&`]|[^\S ]|  | [.,;:!?)]")
 
@@ -31,7 +32,7 @@ def text_brief(text: str) -> str:
         return text.strip()  # most summaries: a 13k-endpoint list page spends 30 ms less
     text = _MARKDOWN_LINK.sub(r"\1", text)
     text = html.unescape(_TAG.sub(" ", text)).replace("`", "")
-    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", _SPACES.sub(" ", text)).strip()
+    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", SPACES.sub(" ", text)).strip()
     if len(text) <= BRIEF_CHARS:
         return text
     return _cut(text, BRIEF_CHARS - 2) + " …"
@@ -40,7 +41,7 @@ def text_brief(text: str) -> str:
 def _cut(text: str, limit: int) -> str:
     """The whole sentences of ``text`` that fit in ``limit`` characters, else its whole words."""
     kept = ""
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         if len(kept) + len(sentence) + 1 > limit:
             break
         kept = f"{kept} {sentence}".strip()
