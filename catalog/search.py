@@ -416,6 +416,7 @@ def search_index_build(
     whose stored text is unchanged, and reads only the others' (see ``_rows_from_previous``).
     """
     import bm25s
+    from django.db import connection
 
     from catalog.embeddings import DIMENSIONS, MODEL_NAME
     from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
@@ -487,9 +488,11 @@ def search_index_build(
         changed = _rows_from_previous(
             previous, stored, row_of, vectors, tokens, text_hashes, texts_by_hash
         )
+        # In batches a query's parameters can hold (SQLite's may be limited to 999).
+        batch = min(2000, (connection.features.max_query_params or 2000) - 10)
         to_read = [
-            stored.filter(endpoint_id__in=changed[start : start + 2000])
-            for start in range(0, len(changed), 2000)
+            stored.filter(endpoint_id__in=changed[start : start + batch])
+            for start in range(0, len(changed), batch)
         ]
     else:
         to_read = [stored]
