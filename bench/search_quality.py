@@ -11,6 +11,12 @@ overrides the corpus location. Prints figures; asserts nothing.
     .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
     .venv/bin/python bench/search_quality.py --views  # also embed and compare per-field views
     .venv/bin/python bench/search_quality.py --naive  # also the reference baseline
+    .venv/bin/python bench/search_quality.py --queries FILE  # also another set, as split "given"
+
+``--queries`` reads a query set of the same form as bench/search_queries.yaml (a list of
+``{q: <query>, expect: ["<api slug> <METHOD> <catalog path>", ...]}``) and reports it as a fourth
+split, "given": everything chosen on the training split stays as it is, so a set kept apart from
+this one (a held-back set) is measured exactly as the served ranking answers it.
 
 ``--naive`` embeds each endpoint's text as it comes ("<METHOD> <path> <summary> <description>",
 nothing cleaned, dropped or added) and ranks by its cosine alone: the plain dense baseline the
@@ -66,7 +72,13 @@ def main() -> None:
         os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
     try:
-        _run(fit="--fit" in sys.argv, views="--views" in sys.argv, naive="--naive" in sys.argv)
+        arguments = _arguments()
+        _run(
+            fit=arguments.fit,
+            views=arguments.views,
+            naive=arguments.naive,
+            given=arguments.queries,
+        )
     finally:
         if throwaway:
             from django.db import connections
@@ -75,7 +87,18 @@ def main() -> None:
             _admin_sql(f"DROP DATABASE IF EXISTS {throwaway}")
 
 
-def _run(*, fit: bool, views: bool, naive: bool) -> None:
+def _arguments():
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fit", action="store_true", help="refit the fusion on the train split")
+    parser.add_argument("--views", action="store_true", help="compare per-field views")
+    parser.add_argument("--naive", action="store_true", help="the issue's reference baseline")
+    parser.add_argument("--queries", type=Path, help='another query set, reported as "given"')
+    return parser.parse_args()
+
+
+def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> None:
     import django
 
     django.setup()
@@ -114,21 +137,20 @@ def _run(*, fit: bool, views: bool, naive: bool) -> None:
     queries = yaml.safe_load(QUERIES.read_text())
     for number, query in enumerate(queries, start=1):
         query.setdefault("split", "validation" if number % 3 == 0 else "train")
+    if given is not None:
+        queries += [{**query, "split": "given"} for query in yaml.safe_load(given.read_text())]
+    for query in queries:
         missing = [key for key in query["expect"] if key not in rows]
         if missing:
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
-    calibration = {
-        name: [q for q in queries if q["split"] == name] for name in ("train", "validation", "test")
-    }
+    names = ("train", "validation", "test") + (("given",) if given is not None else ())
+    calibration = {name: [q for q in queries if q["split"] == name] for name in names}
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
     answered = sum(len(items) for items in splits.values())
-    print(
-        f"queries: {len(queries)} ({len(splits['train'])} train, "
-        f"{len(splits['validation'])} validation, {len(splits['test'])} test, "
-        f"{len(queries) - answered} without an answer)"
-    )
+    counts = ", ".join(f"{len(items)} {name}" for name, items in splits.items())
+    print(f"queries: {len(queries)} ({counts}, {len(queries) - answered} without an answer)")
 
     stored = {
         endpoint_id: (bytes(vector), bytes(short_vector), text)
