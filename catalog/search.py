@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from catalog import prices
-from catalog.texts import SENTENCE_END, SPACES
+from catalog.texts import SENTENCE_END, SPACES, endpoint_brief_source
 
 logger = logging.getLogger("catalog.search")
 
@@ -340,7 +340,7 @@ class IndexedEndpoint:
     api: IndexedApi
     path: str
     method: str
-    description: str  # its summary, else its description, as written (see catalog.texts)
+    description: str  # what its brief is made from (catalog.texts.endpoint_brief_source)
     price: str
     is_payable: bool
     verified: bool
@@ -458,7 +458,7 @@ def search_index_build(
             api=apis[api_id],
             path=path,
             method=method,
-            description=summary or description,
+            description=endpoint_brief_source(summary, description),
             price=prices.price_search_label(kind=price_kind, micros=price_micros),
             is_payable=is_payable,
             verified=verified,

@@ -23,7 +23,13 @@ _NEEDS_CLEANING = re.compile(r"[<\[&`]|[^\S ]|  | [.,;:!?)]")
 def endpoint_brief(summary: str, description: str) -> str:
     """The summary, else the description, as one line of plain text of at most BRIEF_CHARS
     characters; a cut brief ends with " …"."""
-    return text_brief((summary or "").strip() or (description or ""))
+    return text_brief(endpoint_brief_source(summary, description))
+
+
+def endpoint_brief_source(summary: str, description: str) -> str:
+    """What a brief is made from: the summary, else the description, as written. The search
+    index keeps this and makes briefs only for the endpoints an answer shows."""
+    return (summary or "").strip() or (description or "")
 
 
 def text_brief(text: str) -> str:
@@ -48,4 +54,4 @@ def _cut(text: str, limit: int) -> str:
     if kept:
         return kept
     words = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return words[:limit].rstrip(" ,;:")
+    return words.rstrip(" ,;:")
