@@ -63,6 +63,7 @@ FRAMINGS = (
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
+    arguments = _arguments()
     throwaway = None
     if os.environ.get("BENCH_DATABASE_URL"):
         os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
@@ -72,7 +73,6 @@ def main() -> None:
         os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
     try:
-        arguments = _arguments()
         _run(
             fit=arguments.fit,
             views=arguments.views,

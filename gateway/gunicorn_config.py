@@ -7,6 +7,11 @@ worker opens its own here, before it takes its first request, instead of making 
 it answers wait for it.
 """
 
+# gunicorn 27's control socket lives at one path per user ($XDG_RUNTIME_DIR or ~/.gunicorn), so a
+# second gateway on the machine (a benchmark beside `make run`) would take over the first's. The
+# gateway is managed by signals and never uses it.
+control_socket_disable = True
+
 
 def post_worker_init(worker) -> None:
     from catalog.embeddings import query_encoder_warm_up

@@ -1,5 +1,6 @@
 """The gateway under gunicorn as ``make serve`` starts it: each worker opens its search query
-encoder before its first request, and the workers still exit when gunicorn stops."""
+encoder before its first request, the workers still exit when gunicorn stops, and no control
+socket is left at the per-user path that every gunicorn on the machine would share."""
 
 import os
 import queue
@@ -30,7 +31,9 @@ def _lines(stream, into: queue.Queue) -> None:
     into.put(None)
 
 
-def test_each_worker_opens_its_query_encoder_before_serving_and_exits_on_stop():
+def test_each_worker_opens_its_query_encoder_before_serving_and_exits_on_stop(tmp_path):
+    runtime = tmp_path / "run"
+    runtime.mkdir()
     server = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("gunicorn")),
@@ -53,6 +56,9 @@ def test_each_worker_opens_its_query_encoder_before_serving_and_exits_on_stop():
             "DJANGO_SETTINGS_MODULE": "gateway.settings",
             # No catalog: start-up loads the model and exports the encoder, and builds no index.
             "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/gw_no_such_database",
+            # Where gunicorn's control socket would go.
+            "HOME": str(tmp_path),
+            "XDG_RUNTIME_DIR": str(runtime),
         },
         stderr=subprocess.PIPE,
         text=True,
@@ -81,6 +87,7 @@ def test_each_worker_opens_its_query_encoder_before_serving_and_exits_on_stop():
                 opened.add(match.group(2))
         assert opened == booted and len(opened) == WORKERS, "".join(log[-40:])
         assert str(server.pid) not in opened  # the master never opens one: it forks
+        assert not [path.name for path in tmp_path.rglob("*.ctl")]
     finally:
         server.send_signal(signal.SIGTERM)
         try:
