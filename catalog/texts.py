@@ -12,6 +12,9 @@ BRIEF_CHARS = 300
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+# A paragraph that is nothing but an address (S3's "<p>http://docs.../RESTObjectPUT.html</p>")
+# points to a manual; a plain brief leaves it out. An address inside a sentence stays.
+_ADDRESS_PARAGRAPH = re.compile(r"<p>\s*https?://[^\s<]*\s*</p>", re.IGNORECASE)
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
 # Shared with catalog.search, which builds the texts it embeds with them.
 SPACES = re.compile(r"\s+")
@@ -36,7 +39,7 @@ def text_brief(text: str) -> str:
     """``text`` as one line of plain text of at most BRIEF_CHARS characters."""
     if len(text) <= BRIEF_CHARS and not _NEEDS_CLEANING.search(text):
         return text.strip()  # most summaries: a 13k-endpoint list page spends 30 ms less
-    text = _MARKDOWN_LINK.sub(r"\1", text)
+    text = _MARKDOWN_LINK.sub(r"\1", _ADDRESS_PARAGRAPH.sub(" ", text))
     text = html.unescape(_TAG.sub(" ", text)).replace("`", "")
     text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", SPACES.sub(" ", text)).strip()
     if len(text) <= BRIEF_CHARS:

@@ -23,6 +23,14 @@ def test_html_markdown_and_entities_become_plain_text():
     )
 
 
+def test_a_paragraph_that_is_only_an_address_is_left_out_and_an_address_in_a_sentence_stays():
+    s3 = "Adds an object to a bucket.<p>http://docs.example/AmazonS3/RESTObjectPUT.html</p>"
+    assert endpoint_brief("", s3) == "Adds an object to a bucket."
+    assert endpoint_brief("", "<p>Creates a topic.</p><p>See http://docs.example/sns.</p>") == (
+        "Creates a topic. See http://docs.example/sns."
+    )
+
+
 def test_line_breaks_and_runs_of_spaces_become_single_spaces():
     assert endpoint_brief("", "Revives a deleted\nservice.\n\n  Within 30 days.") == (
         "Revives a deleted service. Within 30 days."
