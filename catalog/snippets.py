@@ -88,9 +88,20 @@ def fill_path(endpoint, path_values: dict[str, str]) -> str:
         name = match.group(1)
         if name in path_values:
             return path_values[name]
-        return quote(str(example_value(examples.get(name, {"name": name}))), safe="")
+        example = example_value(examples.get(name, {"name": name}))
+        return quote(_path_text(example), safe=",")
 
     return PLACEHOLDER.sub(value_for, endpoint.path)
+
+
+def _path_text(value: Any) -> str:
+    """A value as a path segment carries it: an array as comma-separated values (OpenAPI 2's
+    default for path parameters), a boolean as JSON writes it."""
+    if isinstance(value, list):
+        return ",".join(_path_text(item) for item in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _required_values(params: list[dict]) -> dict[str, Any]:

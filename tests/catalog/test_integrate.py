@@ -173,6 +173,32 @@ def test_a_path_that_a_url_cannot_carry_is_escaped_on_the_rail_but_not_in_run(cl
     assert "/aws-acm/%23DescribeCertificate" in snippets["x402-python"]
 
 
+def test_array_and_boolean_path_parameters_get_values_a_path_carries(client_for, alice):
+    api = make_provider_api("objects")
+    make_endpoint(
+        api,
+        "/{Bucket}/{Key}?uploads",
+        "POST",
+        path_params=[
+            {"name": "Bucket", "type": "string", "required": True, "description": ""},
+            {"name": "Key", "type": "array", "items": "string", "required": True},
+        ],
+    )
+    make_endpoint(
+        api,
+        "/flags/{on}/{ids}",
+        path_params=[
+            {"name": "on", "type": "boolean", "required": True, "description": ""},
+            {"name": "ids", "type": "array", "required": True, "example": [3, 4]},
+        ],
+    )
+    client = client_for(alice.live_key)
+    upload = snippets_for(client, api="objects", path="/{Bucket}/{Key}?uploads", format="curl")
+    assert curl_body(upload["snippets"]["curl"])["path"] == "/example/123?uploads"
+    flags = snippets_for(client, api="objects", path="/flags/{on}/{ids}", format="curl")
+    assert curl_body(flags["snippets"]["curl"])["path"] == "/flags/true/3,4"
+
+
 def test_quotes_in_example_values_survive_the_shell(client_for, alice):
     api = make_provider_api("quoted")
     make_endpoint(
