@@ -152,34 +152,29 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
     """The enabled endpoint of an enabled API for a catalog path or a concrete path.
 
     A literal catalog path wins over templates; among templates the one with the fewest
-    placeholders (then the most literal characters) wins. NotFound names the slug or the path;
-    InvalidRequest lists the methods when the path has several and ``method`` is not given.
+    placeholders (then the most literal characters) wins. A given ``method`` comes first: paths
+    and templates without it give way to a template with it (GitHub's
+    ``/teams/{id}/repos/{org}/{repo}`` has only PUT, ``/teams/{id}/repos/{owner}/{repo}`` GET
+    and DELETE). NotFound names the slug or the path; InvalidRequest lists the methods when the
+    path has several and ``method`` is not given.
     """
     routes = _route_cache.routes(api_slug)
     if routes is None:
         raise NotFound(f"Unknown API: {api_slug}")
     candidates = routes.by_path.get(path, [])
     path_params: dict[str, str] = {}
-    if not candidates:
-        best_key, best_template = None, None
-        for template in routes.templates:
-            values = path_template_match(template, path)
-            if values is None:
-                continue
-            key = (len(values), -len(PLACEHOLDER.sub("", template)), template)
-            if best_key is None or key < best_key:
-                best_key, best_template, path_params = key, template, values
-        if best_template is not None:
-            candidates = routes.by_path[best_template]
+    if not _has_method(candidates, method):
+        in_templates, values = _template_candidates(routes, path, method)
+        if not candidates or _has_method(in_templates, method):
+            candidates, path_params = in_templates, values
     if not candidates:
         raise NotFound(f"No endpoint {path} in API {api_slug}")
     methods = sorted(endpoint.method for endpoint in candidates)
     if method:
         candidates = [ep for ep in candidates if ep.method == method.upper()]
         if not candidates:
-            raise NotFound(
-                f"No {method.upper()} {path} in API {api_slug}; it has {', '.join(methods)}"
-            )
+            offered = ", ".join(_methods_offered(routes, path))
+            raise NotFound(f"No {method.upper()} {path} in API {api_slug}; it has {offered}")
     elif len(candidates) > 1:
         raise InvalidRequest(
             f"{path} in API {api_slug} has several methods ({', '.join(methods)}); "
@@ -189,6 +184,41 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
     return ResolvedEndpoint(
         endpoint=endpoint, path_params=path_params, polled=endpoint.pk in routes.polled_ids
     )
+
+
+def _template_candidates(
+    routes: _ApiRoutes, path: str, method: str | None
+) -> tuple[list[Endpoint], dict[str, str]]:
+    """The endpoints of the most specific template that ``path`` fits, preferring templates
+    that have ``method``; with the placeholder values."""
+    best_key, best_template, best_values = None, None, {}
+    for template in routes.templates:
+        values = path_template_match(template, path)
+        if values is None:
+            continue
+        lacks_method = not _has_method(routes.by_path[template], method)
+        key = (lacks_method, len(values), -len(PLACEHOLDER.sub("", template)), template)
+        if best_key is None or key < best_key:
+            best_key, best_template, best_values = key, template, values
+    if best_template is None:
+        return [], {}
+    return routes.by_path[best_template], best_values
+
+
+def _methods_offered(routes: _ApiRoutes, path: str) -> list[str]:
+    """Every method of the catalog path and of the templates that ``path`` fits."""
+    endpoints = list(routes.by_path.get(path, []))
+    for template in routes.templates:
+        if template != path and path_template_match(template, path) is not None:
+            endpoints.extend(routes.by_path[template])
+    return sorted({endpoint.method for endpoint in endpoints})
+
+
+def _has_method(endpoints: list[Endpoint], method: str | None) -> bool:
+    """Whether ``endpoints`` answer ``method`` (any of them, when no method is asked for)."""
+    if not method:
+        return bool(endpoints)
+    return any(endpoint.method == method.upper() for endpoint in endpoints)
 
 
 # --- list-endpoints ------------------------------------------------------------------------------

@@ -62,6 +62,37 @@ def test_a_method_the_path_does_not_have_is_not_found_and_names_the_methods_it_h
         endpoint_resolve(api_slug="jobs", path="/v1/jobs/{id}", method="DELETE")
 
 
+def test_a_method_chooses_between_templates_that_fit_the_same_path():
+    api = make_provider_api("teams")
+    make_endpoint(api, "/teams/{id}/repos/{org}/{repo}", "PUT")
+    make_endpoint(api, "/teams/{id}/repos/{owner}/{repo}", "GET")
+    make_endpoint(api, "/teams/{id}/repos/{owner}/{repo}", "DELETE")
+    make_endpoint(api, "/teams/latest", "GET")
+    make_endpoint(api, "/teams/{id}", "DELETE")
+    for method, template in [
+        ("GET", "/teams/{id}/repos/{owner}/{repo}"),
+        ("delete", "/teams/{id}/repos/{owner}/{repo}"),
+        ("PUT", "/teams/{id}/repos/{org}/{repo}"),
+    ]:
+        resolved = endpoint_resolve(
+            api_slug="teams", path="/teams/1/repos/acme/site", method=method
+        )
+        assert (resolved.endpoint.method, resolved.endpoint.path) == (method.upper(), template)
+        assert resolved.path_params["id"] == "1"
+    # A literal path without the method gives way to a template with it, and stays otherwise.
+    deleted = endpoint_resolve(api_slug="teams", path="/teams/latest", method="DELETE")
+    assert (deleted.endpoint.path, deleted.path_params) == ("/teams/{id}", {"id": "latest"})
+    assert endpoint_resolve(api_slug="teams", path="/teams/latest").endpoint.path == (
+        "/teams/latest"
+    )
+    with pytest.raises(
+        NotFound, match=re.escape("No POST /teams/latest in API teams; it has DELETE, GET")
+    ):
+        endpoint_resolve(api_slug="teams", path="/teams/latest", method="POST")
+    with pytest.raises(NotFound, match=re.escape("site in API teams; it has DELETE, GET, PUT")):
+        endpoint_resolve(api_slug="teams", path="/teams/1/repos/acme/site", method="PATCH")
+
+
 def test_an_unknown_slug_is_not_found_and_named(jobs_api):
     with pytest.raises(NotFound, match="Unknown API: nope"):
         endpoint_resolve(api_slug="nope", path="/v1/jobs")
