@@ -410,10 +410,26 @@ def endpoint_details(*, api_slug: str, path: str, method: str | None = None) -> 
             ),
         },
         "usage": {
-            "runApi": snippets.run_api_text(endpoint, resolved.path_params),
+            "runApi": snippets.run_api_text(
+                endpoint,
+                resolved.path_params,
+                with_method=run_needs_method(endpoint, resolved.path_params),
+            ),
             "x402": snippets.rail_url(settings.X402_URL, api.slug, endpoint.path),
         },
     }
+
+
+def run_needs_method(endpoint: Endpoint, path_values: dict[str, str]) -> bool:
+    """Whether a /v1/run of the endpoint's example path must name the method: without it, run
+    would ask which of the path's methods (Lusha's GET and POST /v2/person) or take the path for
+    another template's endpoint."""
+    path = snippets.fill_path(endpoint, path_values)
+    try:
+        resolved = endpoint_resolve(api_slug=endpoint.api.slug, path=path)
+    except (InvalidRequest, NotFound):
+        return True
+    return resolved.endpoint.pk != endpoint.pk
 
 
 def endpoint_integration(
@@ -423,6 +439,7 @@ def endpoint_integration(
     resolved = endpoint_resolve(api_slug=api_slug, path=path, method=method)
     endpoint, api = resolved.endpoint, resolved.api
     formats = snippets.FORMATS if format == "all" else (format,)
+    with_method = run_needs_method(endpoint, resolved.path_params)
     return {
         "success": True,
         "api": {"name": api.name, "slug": api.slug},
@@ -434,7 +451,8 @@ def endpoint_integration(
         },
         "format": format,
         "snippets": {
-            name: snippets.snippet(name, endpoint, resolved.path_params) for name in formats
+            name: snippets.snippet(name, endpoint, resolved.path_params, with_method=with_method)
+            for name in formats
         },
         "setup": snippets.setup_commands(),
     }

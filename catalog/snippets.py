@@ -108,9 +108,15 @@ def _required_values(params: list[dict]) -> dict[str, Any]:
     return {param["name"]: example_value(param) for param in params if param.get("required")}
 
 
-def run_request(endpoint, path_values: dict[str, str]) -> dict[str, Any]:
-    """The JSON body of a POST /v1/run that calls the endpoint with its required parameters."""
+def run_request(
+    endpoint, path_values: dict[str, str], *, with_method: bool = False
+) -> dict[str, Any]:
+    """The JSON body of a POST /v1/run that calls the endpoint with its required parameters;
+    ``with_method`` names the method, for a path that /v1/run would otherwise not resolve to this
+    endpoint alone (see catalog.selectors.run_needs_method)."""
     payload: dict[str, Any] = {"api": endpoint.api.slug, "path": fill_path(endpoint, path_values)}
+    if with_method:
+        payload["method"] = endpoint.method
     query = _required_values(endpoint.query_params)
     if query:
         payload["query"] = query
@@ -121,9 +127,11 @@ def run_request(endpoint, path_values: dict[str, str]) -> dict[str, Any]:
     return payload
 
 
-def run_api_text(endpoint, path_values: dict[str, str]) -> str:
+def run_api_text(endpoint, path_values: dict[str, str], *, with_method: bool = False) -> str:
     """The exact /v1/run call, for details: POST <base>/v1/run {...}."""
-    body = json.dumps(run_request(endpoint, path_values), ensure_ascii=False)
+    body = json.dumps(
+        run_request(endpoint, path_values, with_method=with_method), ensure_ascii=False
+    )
     return f"POST {settings.GATEWAY_BASE_URL}/v1/run {body}"
 
 
@@ -147,15 +155,17 @@ def setup_commands() -> dict[str, str]:
     }
 
 
-def snippet(format: str, endpoint, path_values: dict[str, str]) -> str:
-    return _BUILDERS[format](endpoint, path_values)
+def snippet(
+    format: str, endpoint, path_values: dict[str, str], *, with_method: bool = False
+) -> str:
+    return _BUILDERS[format](endpoint, path_values, with_method)
 
 
 # --- The formats ----------------------------------------------------------------------------------
 
 
-def _gw_sdk(endpoint, path_values) -> str:
-    request = _indented_json(run_request(endpoint, path_values))
+def _gw_sdk(endpoint, path_values, with_method) -> str:
+    request = _indented_json(run_request(endpoint, path_values, with_method=with_method))
     return (
         f'import {{ Gateway }} from "{SDK_PACKAGE}";\n'
         "\n"
@@ -169,8 +179,8 @@ def _gw_sdk(endpoint, path_values) -> str:
     )
 
 
-def _run_api(endpoint, path_values) -> str:
-    request = _python_literal(run_request(endpoint, path_values))
+def _run_api(endpoint, path_values, with_method) -> str:
+    request = _python_literal(run_request(endpoint, path_values, with_method=with_method))
     return (
         "import os\n"
         "\n"
@@ -188,8 +198,10 @@ def _run_api(endpoint, path_values) -> str:
     )
 
 
-def _curl(endpoint, path_values) -> str:
-    body = json.dumps(run_request(endpoint, path_values), ensure_ascii=False)
+def _curl(endpoint, path_values, with_method) -> str:
+    body = json.dumps(
+        run_request(endpoint, path_values, with_method=with_method), ensure_ascii=False
+    )
     base = '"${GATEWAY_BASE_URL:-' + settings.GATEWAY_BASE_URL + '}/v1/run"'
     return (
         f"curl -sS -X POST {base} \\\n"
@@ -207,7 +219,7 @@ def _rail_call(endpoint, path_values) -> tuple[str, dict | None, Any]:
     return url, query or None, request.get("body")
 
 
-def _x402_fetch(endpoint, path_values) -> str:
+def _x402_fetch(endpoint, path_values, with_method) -> str:
     url, query, body = _rail_call(endpoint, path_values)
     if query:
         separator = "&" if "?" in url else "?"
@@ -230,7 +242,7 @@ def _x402_fetch(endpoint, path_values) -> str:
     )
 
 
-def _x402_python(endpoint, path_values) -> str:
+def _x402_python(endpoint, path_values, with_method) -> str:
     url, query, body = _rail_call(endpoint, path_values)
     arguments = [f"    {json.dumps(endpoint.method)},", f"    {json.dumps(url)},"]
     if query:

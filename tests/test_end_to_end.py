@@ -151,10 +151,11 @@ def test_a_provider_failure_in_the_sandbox_is_not_charged(gateway, newcomer, set
     assert balance(gateway, newcomer.live_key) == "$5.00"
 
 
-def integrate(gateway, key, fmt):
+def integrate(gateway, key, fmt, **endpoint):
+    endpoint = endpoint or {"api": "zerobounce", "path": "/v2/validate"}
     response = requests.post(
         f"{gateway}/v1/integrate",
-        json={"api": "zerobounce", "path": "/v2/validate", "format": fmt},
+        json={**endpoint, "format": fmt},
         headers={"Authorization": f"Bearer {key}"},
         timeout=10,
     )
@@ -186,3 +187,20 @@ def test_the_curl_and_run_api_snippets_work_as_written(gateway, newcomer):
     assert curl_answer["data"]["status"] in {"valid", "invalid", "catch-all", "unknown"}
     assert python.returncode == 0, python.stderr
     assert python.stdout.splitlines()[0] == "200"
+
+
+def test_a_snippet_for_a_path_with_several_methods_runs_the_method_it_was_made_for(
+    gateway, newcomer
+):
+    environment = {**os.environ, "GATEWAY_API_KEY": newcomer.test_key, "GATEWAY_BASE_URL": gateway}
+    for method in ("GET", "POST"):  # Lusha's /v2/person answers both
+        snippet = integrate(
+            gateway, newcomer.test_key, "curl", api="lusha", path="/v2/person", method=method
+        )
+        curl = subprocess.run(
+            ["bash", "-c", snippet], env=environment, capture_output=True, text=True, timeout=30
+        )
+        assert curl.returncode == 0, curl.stderr
+        answer = json.loads(curl.stdout)
+        assert answer["success"] is True, answer
+        assert UsageEvent.objects.get(request_id=answer["requestId"]).method == method

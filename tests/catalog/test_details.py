@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from catalog.apis import EndpointDetailsOutputSerializer
@@ -99,6 +101,9 @@ def test_a_path_with_several_methods_asks_for_one(client_for, alice, hunter):
     assert "GET, PUT" in response.json()["error"]
     put = ok(details(client_for(alice.live_key), api="hunter", path="/leads/{id}", method="PUT"))
     assert put["endpoint"]["method"] == "PUT"
+    # The run call names the method, or run would ask the same question.
+    run_call = json.loads(put["usage"]["runApi"].split(" ", 2)[2])
+    assert (run_call["path"], run_call["method"]) == ("/leads/1", "PUT")
 
 
 @pytest.mark.parametrize(

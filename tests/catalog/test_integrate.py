@@ -199,6 +199,19 @@ def test_array_and_boolean_path_parameters_get_values_a_path_carries(client_for,
     assert curl_body(flags["snippets"]["curl"])["path"] == "/flags/true/3,4"
 
 
+def test_the_run_call_names_the_method_only_where_the_path_has_several(client_for, alice, hunter):
+    client = client_for(alice.live_key)
+    for path, method, named in [
+        ("/email-verifier", None, False),
+        ("/leads/{id}", "GET", True),
+        ("/leads/{id}", "PUT", True),
+    ]:
+        extra = {"method": method} if method else {}
+        snippet = snippets_for(client, api="hunter", path=path, format="curl", **extra)
+        run_call = curl_body(snippet["snippets"]["curl"])
+        assert run_call.get("method") == (method if named else None)
+
+
 def test_quotes_in_example_values_survive_the_shell(client_for, alice):
     api = make_provider_api("quoted")
     make_endpoint(
@@ -298,6 +311,7 @@ def test_the_curl_and_run_api_snippets_post_the_run_call_with_the_bearer_key(
             "path": "/v1/run",
             "authorization": "Bearer gw_live_k",
             "content_type": "application/json",
-            "body": {"api": "hunter", "path": "/leads/7", "body": {}},
+            # /leads/{id} has GET and PUT: the call names the one it was made for
+            "body": {"api": "hunter", "path": "/leads/7", "method": "PUT", "body": {}},
         }
     ]
