@@ -397,6 +397,20 @@ def _object_properties(refs: _Refs, schema: dict, depth: int) -> tuple[dict, set
     return properties, required
 
 
+def _exclusive_bounds_as_flags(record: dict[str, Any]) -> None:
+    """exclusiveMinimum and exclusiveMaximum as OpenAPI 2 and 3.0 write them: flags on minimum and
+    maximum. OpenAPI 3.1 writes the excluded bound itself ("exclusiveMinimum": 0)."""
+    for bound, flag in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        value = record.get(flag)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            record[bound] = value
+            record[flag] = True
+        else:
+            record.pop(flag, None)
+
+
 def _parameter_record(refs: _Refs, name: str, schema: dict, parameter: dict, required: bool):
     if not isinstance(schema, dict):
         schema = {}
@@ -416,6 +430,7 @@ def _parameter_record(refs: _Refs, name: str, schema: dict, parameter: dict, req
                 continue
             value = value[:MAX_ENUM_VALUES]
         record[key] = _jsonable(value)
+    _exclusive_bounds_as_flags(record)
     if record["type"] == "array":
         items = refs.deref(schema.get("items") or parameter.get("items"))
         if isinstance(items, dict):

@@ -15,6 +15,12 @@ class CatalogParameterSerializer(serializers.Serializer):
     items = serializers.CharField(required=False, help_text="The item type of an array")
     minimum = serializers.FloatField(required=False)
     maximum = serializers.FloatField(required=False)
+    exclusiveMinimum = serializers.BooleanField(
+        required=False, help_text="The minimum itself is out of bounds (OpenAPI 2 and 3.0)"
+    )
+    exclusiveMaximum = serializers.BooleanField(
+        required=False, help_text="The maximum itself is out of bounds (OpenAPI 2 and 3.0)"
+    )
     minLength = serializers.IntegerField(required=False)
     maxLength = serializers.IntegerField(required=False)
     minItems = serializers.IntegerField(required=False)

@@ -4,8 +4,10 @@ import pytest
 
 from catalog.apis import EndpointDetailsOutputSerializer
 from catalog.models import ProviderApi
+from catalog.openapi import PARAMETER_BOUNDS
 from catalog.services import endpoints_set_enabled, provider_api_secret_set
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
+from tests.factories import make_endpoint, make_provider_api
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +94,23 @@ def test_a_start_endpoint_names_its_poll_endpoint(client_for, alice, hunter):
         "method": "GET",
         "path": "/bulk-enrichments/{enrichment_id}",
     }
+
+
+def test_every_bound_the_importer_keeps_on_a_parameter_is_documented(client_for, alice):
+    values = {
+        "enum": [5, 10],
+        "default": 10,
+        "example": 5,
+        "format": "int32",
+        "pattern": "^[0-9]+$",
+        "exclusiveMinimum": True,
+        "exclusiveMaximum": False,
+    }
+    bounded = {"name": "limit", "type": "integer", "required": False, "description": ""}
+    bounded |= {bound: values.get(bound, 1) for bound in PARAMETER_BOUNDS}
+    make_endpoint(make_provider_api("bounded"), "/rides", query_params=[bounded])
+    answer = ok(details(client_for(alice.live_key), api="bounded", path="/rides"))
+    assert answer["endpoint"]["queryParams"] == [bounded]
 
 
 def test_a_path_with_several_methods_asks_for_one(client_for, alice, hunter):

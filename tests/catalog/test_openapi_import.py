@@ -223,6 +223,26 @@ def test_an_openapi_3_1_document_reads_type_lists_examples_and_ref_siblings():
     assert models.query_params[0]["example"] == "glm"
 
 
+def test_exclusive_bounds_read_the_same_in_every_version(tmp_path):
+    """OpenAPI 3.1 writes the excluded bound itself; 2 and 3.0 flag minimum or maximum."""
+    parameters = {
+        "3.1.0": "{exclusiveMinimum: 0, exclusiveMaximum: 1}",
+        "3.0.3": "{minimum: 0, exclusiveMinimum: true, maximum: 1, exclusiveMaximum: true}",
+    }
+    for version, schema in parameters.items():
+        document = tmp_path / f"ratio-{version}.yaml"
+        document.write_text(
+            f"openapi: {version}\ninfo: {{title: Ratio {version[:3]}}}\npaths:\n  /r:\n"
+            f"    get:\n      parameters:\n        - {{name: share, in: query, schema: {schema}}}\n"
+        )
+        summary = openapi_import(locations=[str(document)], default_price_micros=ONE_CENT)
+        assert not summary.errors, summary.errors
+        slug = ProviderApi.objects.get(name=f"Ratio {version[:3]}").slug
+        [share] = endpoint(slug, "GET", "/r").query_params
+        assert (share["minimum"], share["exclusiveMinimum"]) == (0, True), version
+        assert (share["maximum"], share["exclusiveMaximum"]) == (1, True), version
+
+
 def test_a_relative_server_without_a_source_url_leaves_the_base_url_empty_with_a_warning():
     summary = import_documents("llm-oas31.yaml")
     assert ProviderApi.objects.get(slug="chat-models-inc").base_url == ""
