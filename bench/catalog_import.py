@@ -1,4 +1,5 @@
-"""Import the whole OpenAPI corpus and time it, then time GET /v1/list-endpoints?limit=500.
+"""Import the whole OpenAPI corpus and time it, then time GET /v1/list-endpoints?limit=500, and
+check that the /v1/run call details and snippets give for each endpoint resolves to it.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database, left in place), otherwise on
 a throwaway database created on postgres@127.0.0.1 and dropped at the end. Prints figures; asserts
@@ -113,6 +114,46 @@ def _run() -> None:
         f"  uncached (5 requests after a catalog change): p50 {statistics.median(uncached):.0f} ms"
     )
     print(f"  cache: {settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]}")
+    _run_calls_resolve()
+
+
+def _run_calls_resolve() -> None:
+    """Resolve every endpoint's example run call (as /v1/details and /v1/integrate give it) as
+    /v1/run does, and count where it leads."""
+    from catalog import snippets
+    from catalog.models import Endpoint
+    from catalog.selectors import endpoint_resolve, run_needs_method
+    from gateway.errors import ApiError
+
+    outcomes: dict[str, list[str]] = {"itself": [], "twin": [], "refused": []}
+    named = 0
+    endpoints = Endpoint.objects.filter(enabled=True, api__enabled=True).select_related("api")
+    for endpoint in endpoints.iterator(chunk_size=2000):
+        call = snippets.run_request(
+            endpoint, {}, with_method=run_needs_method(endpoint, path_values={})
+        )
+        named += "method" in call
+        where = f"{endpoint.api.slug} {endpoint.method} {endpoint.path} -> {call['path']}"
+        try:
+            resolved = endpoint_resolve(
+                api_slug=call["api"], path=call["path"], method=call.get("method")
+            )
+        except ApiError as error:
+            outcomes["refused"].append(f"{where}: {error}")
+            continue
+        if resolved.endpoint.pk == endpoint.pk:
+            outcomes["itself"].append(where)
+        elif resolved.endpoint.method == endpoint.method:
+            outcomes["twin"].append(f"{where} (as {resolved.endpoint.path})")
+        else:
+            outcomes["refused"].append(f"{where}: resolves to {resolved.endpoint.method}")
+    total = sum(len(calls) for calls in outcomes.values())
+    print(f"run calls of details and snippets ({total} endpoints, {named} naming the method):")
+    print(f"  resolve to their endpoint: {len(outcomes['itself'])}")
+    print(f"  resolve to another template with the same method: {len(outcomes['twin'])}")
+    print(f"  refused or sent with another method: {len(outcomes['refused'])}")
+    for line in (outcomes["refused"] + outcomes["twin"])[:5]:
+        print(f"    {line}")
 
 
 def _pct(values: list[float], percent: int) -> float:
