@@ -22,20 +22,28 @@ PLACEHOLDER = re.compile(r"{([^{}/]+)}")
 # Characters kept as they are when a catalog path becomes part of a URL; "#" and spaces are not.
 URL_PATH_SAFE = "/:@!$&'()*+,;=-._~?%{}"
 
-_NAMED_EXAMPLES = (
-    (re.compile(r"e-?mail"), "jane@example.com"),
-    (re.compile(r"domain|host"), "example.com"),
-    (re.compile(r"url|website|link|uri"), "https://example.com"),
-    (re.compile(r"first_?name|given"), "Jane"),
-    (re.compile(r"last_?name|family|surname"), "Doe"),
-    (re.compile(r"company|organi[sz]ation"), "Example Inc"),
-    (re.compile(r"phone|mobile"), "+15555550100"),
-    (re.compile(r"country"), "US"),
-    (re.compile(r"lang"), "en"),
-    (re.compile(r"currency"), "USD"),
-    (re.compile(r"^q$|query|search|keyword|prompt|term|text"), "example"),
-    (re.compile(r"(^|_)id$|id$|uuid|key$"), "123"),
-    (re.compile(r"name"), "Jane Doe"),
+# Matched against the parameter's name as lower-case words joined by "_" ("jurisdictionCode" ->
+# "jurisdiction_code"), a whole word (or its plural) at a time: "uri" must not find "jurisdiction".
+# The first match wins, so "phone_number" is a phone and "company_id" an identifier.
+_NAMED_EXAMPLES = tuple(
+    (re.compile(rf"(?<![a-z])(?:{words})s?(?![a-z])"), value)
+    for words, value in (
+        ("e_?mail", "jane@example.com"),
+        ("phone|mobile", "+15555550100"),
+        ("url|website|link|uri|href|homepage", "https://example.com"),
+        ("domain|host|hostname", "example.com"),
+        ("ip|ip_address", "192.0.2.1"),
+        ("id|uuid|key|number|no", "123"),
+        ("first_?name|given_?name", "Jane"),
+        ("last_?name|family_?name|surname", "Doe"),
+        ("company|organi[sz]ation|org", "Example Inc"),
+        ("country", "US"),
+        ("lang|language|locale", "en"),
+        ("currency", "USD"),
+        ("q|query|search|keyword|prompt|term|text", "example"),
+        ("user_?name|screen_name|handle|login", "janedoe"),
+        ("name", "Jane Doe"),
+    )
 )
 _FORMAT_EXAMPLES = {
     "date": "2024-01-01",
@@ -56,7 +64,7 @@ def example_value(param: dict) -> Any:
     if param.get("enum"):
         return param["enum"][0]
     kind = param.get("type") or "string"
-    name = str(param.get("name", "")).lower()
+    name = "_".join(_name_words(str(param.get("name", ""))))
     if kind in ("integer", "number"):
         value = 10 if re.search(r"limit|size|count|per_?page|max", name) else 1
         if isinstance(param.get("minimum"), int | float) and value < param["minimum"]:
@@ -78,6 +86,11 @@ def example_value(param: dict) -> Any:
         if pattern.search(name):
             return value
     return "example"
+
+
+def _name_words(name: str) -> list[str]:
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [word.lower() for word in re.split(r"[^A-Za-z0-9]+", name) if word]
 
 
 def fill_path(endpoint, path_values: dict[str, str]) -> str:
