@@ -204,3 +204,24 @@ def test_a_snippet_for_a_path_with_several_methods_runs_the_method_it_was_made_f
         answer = json.loads(curl.stdout)
         assert answer["success"] is True, answer
         assert UsageEvent.objects.get(request_id=answer["requestId"]).method == method
+
+
+def test_the_example_run_call_of_every_seed_endpoint_succeeds_on_the_sandbox(
+    gateway, newcomer, settings
+):
+    settings.RATE_LIMIT_ENABLED = False  # 400 calls in a few seconds, one key
+    headers = {"Authorization": f"Bearer {newcomer.test_key}"}
+    listing = requests.get(f"{gateway}/v1/list-endpoints?limit=500", headers=headers, timeout=30)
+    failures = []
+    for api in listing.json()["apis"]:
+        for endpoint in api["endpoints"]:
+            where = {"api": api["slug"], "path": endpoint["path"], "method": endpoint["method"]}
+            details = requests.post(
+                f"{gateway}/v1/details", json=where, headers=headers, timeout=10
+            )
+            call = json.loads(details.json()["usage"]["runApi"].split(" ", 2)[2])
+            response = requests.post(f"{gateway}/v1/run", json=call, headers=headers, timeout=30)
+            if response.status_code != 200:
+                failures.append(f"{call} -> {response.status_code} {response.text[:200]}")
+    assert listing.json()["totalEndpoints"] > 200
+    assert failures == []
