@@ -431,6 +431,8 @@ def _parameter_record(refs: _Refs, name: str, schema: dict, parameter: dict, req
             value = value[:MAX_ENUM_VALUES]
         record[key] = _jsonable(value)
     _exclusive_bounds_as_flags(record)
+    if parameter.get("in") == "path" and parameter.get("x-reservedExpansion") is True:
+        record["multiSegment"] = True  # Google's {+name}: "projects/p/locations/l"
     if record["type"] == "array":
         items = refs.deref(schema.get("items") or parameter.get("items"))
         if isinstance(items, dict):

@@ -57,16 +57,24 @@ class ResolvedEndpoint:
 
 
 @functools.lru_cache(maxsize=4096)
-def _template_pattern(template: str) -> tuple[re.Pattern, tuple[str, ...]]:
-    names = tuple(PLACEHOLDER.findall(template))
-    literal_parts = PLACEHOLDER.split(template)[::2]
-    pattern = "([^/]+)".join(re.escape(part) for part in literal_parts)
+def _template_pattern(
+    template: str, multi_segment: frozenset[str]
+) -> tuple[re.Pattern, tuple[str, ...]]:
+    parts = PLACEHOLDER.split(template)
+    names = tuple(parts[1::2])
+    pattern = re.escape(parts[0])
+    for name, literal in zip(names, parts[2::2], strict=True):
+        pattern += "(.+?)" if name in multi_segment else "([^/]+)"
+        pattern += re.escape(literal)
     return re.compile(f"^{pattern}$"), names
 
 
-def path_template_match(template: str, path: str) -> dict[str, str] | None:
-    """The placeholder values when ``path`` fits ``template``, else None."""
-    pattern, names = _template_pattern(template)
+def path_template_match(
+    template: str, path: str, multi_segment: frozenset[str] = frozenset()
+) -> dict[str, str] | None:
+    """The placeholder values when ``path`` fits ``template``, else None. A placeholder named in
+    ``multi_segment`` takes one or more whole segments ("projects/p/locations/l")."""
+    pattern, names = _template_pattern(template, multi_segment)
     match = pattern.match(path)
     if match is None:
         return None
@@ -86,6 +94,11 @@ class _ApiRoutes:
     by_path: dict[str, list[Endpoint]]
     templates: list[str]
     polled_ids: frozenset[int]
+    # each template's placeholders that take several path segments
+    multi_segment: dict[str, frozenset[str]]
+
+    def match(self, template: str, path: str) -> dict[str, str] | None:
+        return path_template_match(template, path, self.multi_segment[template])
 
 
 class _RouteCache:
@@ -133,11 +146,26 @@ def _load_routes(slug: str) -> _ApiRoutes | None:
         for endpoint in endpoints
         if endpoint.poll_endpoint_id
     }
+    templates = [path for path in by_path if "{" in path]
     return _ApiRoutes(
         api=api,
         by_path=by_path,
-        templates=[path for path in by_path if "{" in path],
+        templates=templates,
         polled_ids=frozenset(polled),
+        multi_segment={
+            template: frozenset().union(
+                *(endpoint_multi_segment_params(endpoint) for endpoint in by_path[template])
+            )
+            for template in templates
+        },
+    )
+
+
+def endpoint_multi_segment_params(endpoint: Endpoint) -> frozenset[str]:
+    """The path parameters whose values may span several segments (OpenAPI's
+    x-reservedExpansion, as Google's APIs mark their resource names)."""
+    return frozenset(
+        param["name"] for param in endpoint.path_params if param.get("multiSegment") is True
     )
 
 
@@ -193,7 +221,7 @@ def _template_candidates(
     that have ``method``; with the placeholder values."""
     best_key, best_template, best_values = None, None, {}
     for template in routes.templates:
-        values = path_template_match(template, path)
+        values = routes.match(template, path)
         if values is None:
             continue
         lacks_method = not _has_method(routes.by_path[template], method)
@@ -209,7 +237,7 @@ def _methods_offered(routes: _ApiRoutes, path: str) -> list[str]:
     """Every method of the catalog path and of the templates that ``path`` fits."""
     endpoints = list(routes.by_path.get(path, []))
     for template in routes.templates:
-        if template != path and path_template_match(template, path) is not None:
+        if template != path and routes.match(template, path) is not None:
             endpoints.extend(routes.by_path[template])
     return sorted({endpoint.method for endpoint in endpoints})
 

@@ -26,6 +26,13 @@ class CatalogParameterSerializer(serializers.Serializer):
     minItems = serializers.IntegerField(required=False)
     maxItems = serializers.IntegerField(required=False)
     pattern = serializers.CharField(required=False)
+    multiSegment = serializers.BooleanField(
+        required=False,
+        help_text=(
+            "A path parameter whose value spans several segments and keeps its slashes, such as "
+            "Google's resource names (projects/p/locations/l); OpenAPI's x-reservedExpansion"
+        ),
+    )
 
 
 class CatalogApiSummarySerializer(serializers.Serializer):

@@ -13,12 +13,18 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
+from urllib.parse import unquote
 
 from django.conf import settings
 from django.utils import timezone
 
 from catalog.models import Endpoint, ProviderApi
-from catalog.selectors import PLACEHOLDER, endpoint_resolve, provider_api_upstream_secret
+from catalog.selectors import (
+    PLACEHOLDER,
+    endpoint_multi_segment_params,
+    endpoint_resolve,
+    provider_api_upstream_secret,
+)
 from credits.models import UsageEvent
 from credits.services import (
     account_id_for_owner,
@@ -234,7 +240,10 @@ def _is_sandbox(url: str) -> bool:
 def _concrete_path(endpoint: Endpoint, resolved_params: dict, run: RunInput) -> str:
     if not isinstance(run.path_params, dict):
         raise InvalidRequest("pathParams must be an object")
-    values = {**resolved_params, **run.path_params}
+    # A concrete path is a URL path: "Jane%20Doe" and "Jane Doe" are one value, encoded once for
+    # the provider. pathParams are values as they are.
+    values = {name: unquote(value) for name, value in resolved_params.items()}
+    values.update(run.path_params)
     missing = [name for name in PLACEHOLDER.findall(endpoint.path) if name not in values]
     if missing:
         raise InvalidRequest(
@@ -242,8 +251,12 @@ def _concrete_path(endpoint: Endpoint, resolved_params: dict, run: RunInput) -> 
             + ", ".join(f"{{{name}}}" for name in missing)
             + " (send a concrete path or pathParams)"
         )
+    multi_segment = endpoint_multi_segment_params(endpoint)
     return PLACEHOLDER.sub(
-        lambda match: encode_path_param(match.group(1), values[match.group(1)]), endpoint.path
+        lambda match: encode_path_param(
+            match.group(1), values[match.group(1)], multi_segment=match.group(1) in multi_segment
+        ),
+        endpoint.path,
     )
 
 

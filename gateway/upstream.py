@@ -206,12 +206,17 @@ def check_caller_path(path: str) -> None:
         raise InvalidRequest(f"path {path!r} must start with '/'")
 
 
-def encode_path_param(name: str, value) -> str:
+def encode_path_param(name: str, value, *, multi_segment: bool = False) -> str:
+    """A placeholder's value for the provider's path; a multi-segment one (Google's resource
+    names, "projects/p/locations/l") keeps its slashes."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise InvalidRequest(f"pathParams.{name} must be a string or a number")
     text = str(value)
     if text in ("", ".", ".."):
         raise InvalidRequest(f"pathParams.{name} may not be {text!r}")
+    if multi_segment:
+        check_caller_path("/" + text)
+        return quote(text, safe="/")
     check_caller_path("/" + text.replace("/", "%2F"))
     return quote(text, safe="")
 

@@ -93,6 +93,27 @@ def test_a_method_chooses_between_templates_that_fit_the_same_path():
         endpoint_resolve(api_slug="teams", path="/teams/1/repos/acme/site", method="PATCH")
 
 
+def test_a_multi_segment_placeholder_spans_slashes_and_the_most_literal_template_wins():
+    api = make_provider_api("tasks")
+    name = [{"name": "name", "type": "string", "required": True, "multiSegment": True}]
+    for path in ("/v2/{name}", "/v2/{name}/locations", "/v2/{name}:pause"):
+        make_endpoint(api, path, "POST" if ":" in path else "GET", path_params=name)
+    make_endpoint(api, "/v2/queues/{id}/stats", "GET")
+
+    def resolved(path):
+        found = endpoint_resolve(api_slug="tasks", path=path)
+        return found.endpoint.path, found.path_params
+
+    assert resolved("/v2/projects/p/queues/q") == ("/v2/{name}", {"name": "projects/p/queues/q"})
+    assert resolved("/v2/projects/p/locations") == ("/v2/{name}/locations", {"name": "projects/p"})
+    assert resolved("/v2/projects/p/queues/q:pause") == (
+        "/v2/{name}:pause",
+        {"name": "projects/p/queues/q"},
+    )
+    # a placeholder without the mark still takes one segment
+    assert resolved("/v2/queues/q1/stats") == ("/v2/queues/{id}/stats", {"id": "q1"})
+
+
 def test_an_unknown_slug_is_not_found_and_named(jobs_api):
     with pytest.raises(NotFound, match="Unknown API: nope"):
         endpoint_resolve(api_slug="nope", path="/v1/jobs")

@@ -243,6 +243,30 @@ def test_exclusive_bounds_read_the_same_in_every_version(tmp_path):
         assert (share["maximum"], share["exclusiveMaximum"]) == (1, True), version
 
 
+def test_a_reserved_expansion_path_parameter_is_marked_multi_segment(tmp_path):
+    document = tmp_path / "tasks.json"
+    name = {"name": "name", "in": "path", "required": True, "type": "string"}
+    document.write_text(
+        json.dumps(
+            {
+                "swagger": "2.0",
+                "info": {"title": "Tasks", "version": "v2"},
+                "host": "tasks.example",
+                "paths": {
+                    "/v2/{name}": {"get": {"parameters": [{**name, "x-reservedExpansion": True}]}},
+                    "/v2/queues/{name}": {"get": {"parameters": [name]}},
+                },
+            }
+        )
+    )
+    summary = openapi_import(locations=[str(document)], default_price_micros=ONE_CENT)
+    assert not summary.errors, summary.errors
+    [resource] = endpoint("tasks", "GET", "/v2/{name}").path_params
+    [queue] = endpoint("tasks", "GET", "/v2/queues/{name}").path_params
+    assert resource["multiSegment"] is True
+    assert "multiSegment" not in queue
+
+
 def test_a_relative_server_without_a_source_url_leaves_the_base_url_empty_with_a_warning():
     summary = import_documents("llm-oas31.yaml")
     assert ProviderApi.objects.get(slug="chat-models-inc").base_url == ""

@@ -8,8 +8,8 @@ import pytest
 import responses
 
 from credits.models import Hold, UsageEvent
-from tests.factories import fund
-from tests.gateway.conftest import PROVIDER_URL
+from tests.factories import fund, make_endpoint
+from tests.gateway.conftest import PROVIDER_URL, param
 
 
 @pytest.fixture
@@ -104,6 +104,50 @@ def test_the_providers_credential_is_added_and_the_callers_key_is_not_forwarded(
 def test_a_concrete_path_fills_the_templates_placeholders(run, alice, leads, funded):
     responses.get(f"{PROVIDER_URL}/v1/jobs/job%20one", json={"status": "done"})
     assert run(alice.live_key, api="leads", path="/v1/jobs/job one").status_code == 200
+
+
+@responses.activate
+def test_a_percent_encoded_concrete_path_is_not_encoded_twice(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v1/jobs/job%20one", json={"status": "done"})
+    assert run(alice.live_key, api="leads", path="/v1/jobs/job%20one").status_code == 200
+    assert responses.calls[0].request.url == f"{PROVIDER_URL}/v1/jobs/job%20one"
+
+
+@pytest.fixture
+def queues(leads):
+    """Google-style resource names: a placeholder that spans several segments."""
+    name = {**param("name", True), "multiSegment": True}
+    for path, method in [("/v2/{name}", "GET"), ("/v2/{name}:pause", "POST")]:
+        make_endpoint(leads.api, path, method, path_params=[name], body_type="object")
+    return leads
+
+
+@responses.activate
+def test_a_multi_segment_placeholder_takes_a_resource_name_with_its_slashes(
+    run, alice, queues, funded
+):
+    responses.post(f"{PROVIDER_URL}/v2/projects/p1/queues/q%201:pause", json={"state": "PAUSED"})
+    responses.get(f"{PROVIDER_URL}/v2/projects/p1/queues/q1", json={"state": "RUNNING"})
+
+    paused = run(alice.live_key, api="leads", path="/v2/projects/p1/queues/q 1:pause", body={})
+    got = run(
+        alice.live_key, api="leads", path="/v2/{name}", pathParams={"name": "projects/p1/queues/q1"}
+    )
+
+    assert paused.status_code == 200, paused.json()
+    assert got.status_code == 200, got.json()
+    assert [call.request.method for call in responses.calls] == ["POST", "GET"]
+
+
+@responses.activate
+def test_a_multi_segment_value_may_not_climb_out_of_the_path(run, alice, queues, funded):
+    body = error_of(run(alice.live_key, api="leads", path="/v2/projects/../admin:pause"), 400)
+    assert "not allowed" in body["error"]
+    body = error_of(
+        run(alice.live_key, api="leads", path="/v2/{name}", pathParams={"name": "a/../../b"}), 400
+    )
+    assert "not allowed" in body["error"]
+    assert not responses.calls
 
 
 @responses.activate
