@@ -180,7 +180,8 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
     """The enabled endpoint of an enabled API for a catalog path or a concrete path.
 
     A literal catalog path wins over templates; among templates the one with the fewest
-    placeholders (then the most literal characters) wins. A given ``method`` comes first: paths
+    multi-segment placeholders, then the fewest placeholders, then the most literal characters
+    wins. A given ``method`` comes first: paths
     and templates without it give way to a template with it (GitHub's
     ``/teams/{id}/repos/{org}/{repo}`` has only PUT, ``/teams/{id}/repos/{owner}/{repo}`` GET
     and DELETE). NotFound names the slug or the path; InvalidRequest lists the methods when the
@@ -225,7 +226,9 @@ def _template_candidates(
         if values is None:
             continue
         lacks_method = not _has_method(routes.by_path[template], method)
-        key = (lacks_method, len(values), -len(PLACEHOLDER.sub("", template)), template)
+        # a placeholder that spans segments fits more paths than one that takes a single segment
+        spans = len(routes.multi_segment[template])
+        key = (lacks_method, spans, len(values), -len(PLACEHOLDER.sub("", template)), template)
         if best_key is None or key < best_key:
             best_key, best_template, best_values = key, template, values
     if best_template is None:

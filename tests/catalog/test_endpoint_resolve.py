@@ -99,6 +99,7 @@ def test_a_multi_segment_placeholder_spans_slashes_and_the_most_literal_template
     for path in ("/v2/{name}", "/v2/{name}/locations", "/v2/{name}:pause"):
         make_endpoint(api, path, "POST" if ":" in path else "GET", path_params=name)
     make_endpoint(api, "/v2/queues/{id}/stats", "GET")
+    make_endpoint(api, "/v2/projects/{project}/builds/{build}", "GET")
 
     def resolved(path):
         found = endpoint_resolve(api_slug="tasks", path=path)
@@ -110,8 +111,12 @@ def test_a_multi_segment_placeholder_spans_slashes_and_the_most_literal_template
         "/v2/{name}:pause",
         {"name": "projects/p/queues/q"},
     )
-    # a placeholder without the mark still takes one segment
+    # a placeholder without the mark still takes one segment, and wins where both fit
     assert resolved("/v2/queues/q1/stats") == ("/v2/queues/{id}/stats", {"id": "q1"})
+    assert resolved("/v2/projects/p/builds/b") == (
+        "/v2/projects/{project}/builds/{build}",
+        {"project": "p", "build": "b"},
+    )
 
 
 def test_an_unknown_slug_is_not_found_and_named(jobs_api):
