@@ -423,7 +423,8 @@ def _parameter_record(refs: _Refs, name: str, schema: dict, parameter: dict, req
     }
     for key in PARAMETER_BOUNDS:
         value = schema.get(key, parameter.get(key))
-        if value is None or isinstance(value, dict):
+        # An object is only kept as an example ({"full_name": ...}); as a bound it is malformed.
+        if value is None or (isinstance(value, dict) and key != "example"):
             continue
         if key == "enum":
             if not isinstance(value, list) or not value:

@@ -267,6 +267,21 @@ def test_a_reserved_expansion_path_parameter_is_marked_multi_segment(tmp_path):
     assert "multiSegment" not in queue
 
 
+def test_an_object_example_is_kept_and_an_object_bound_is_not(tmp_path):
+    document = tmp_path / "people.yaml"
+    document.write_text(
+        "openapi: 3.0.3\ninfo: {title: People}\npaths:\n  /enrich:\n    post:\n"
+        "      requestBody:\n        content:\n          application/json:\n            schema:\n"
+        "              type: object\n              required: [data]\n              properties:\n"
+        "                data: {type: object, example: {full_name: Jane Doe}, default: {x: 1}}\n"
+    )
+    summary = openapi_import(locations=[str(document)], default_price_micros=ONE_CENT)
+    assert not summary.errors, summary.errors
+    [data] = endpoint("people", "POST", "/enrich").body_params
+    assert data["example"] == {"full_name": "Jane Doe"}
+    assert "default" not in data
+
+
 def test_a_relative_server_without_a_source_url_leaves_the_base_url_empty_with_a_warning():
     summary = import_documents("llm-oas31.yaml")
     assert ProviderApi.objects.get(slug="chat-models-inc").base_url == ""
