@@ -14,6 +14,8 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings
 
+from catalog.search import split_identifier
+
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
 SDK_PACKAGE = "gw-sdk"
@@ -64,7 +66,7 @@ def example_value(param: dict) -> Any:
     if param.get("enum"):
         return param["enum"][0]
     kind = param.get("type") or "string"
-    name = "_".join(_name_words(str(param.get("name", ""))))
+    name = "_".join(split_identifier(str(param.get("name", ""))))
     if kind in ("integer", "number"):
         value = 10 if re.search(r"limit|size|count|per_?page|max", name) else 1
         if isinstance(param.get("minimum"), int | float) and value < param["minimum"]:
@@ -86,11 +88,6 @@ def example_value(param: dict) -> Any:
         if pattern.search(name):
             return value
     return "example"
-
-
-def _name_words(name: str) -> list[str]:
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [word.lower() for word in re.split(r"[^A-Za-z0-9]+", name) if word]
 
 
 def fill_path(endpoint, path_values: dict[str, str]) -> str:
