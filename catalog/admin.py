@@ -201,6 +201,7 @@ class ProviderApiAdmin(admin.ModelAdmin):
                     slug=data["slug"],
                     default_price_micros=data["price_usd"],
                     verify=data["verify"],
+                    replace=data["replace"],
                 )
             else:
                 summary = openapi_import(
@@ -208,6 +209,7 @@ class ProviderApiAdmin(admin.ModelAdmin):
                     slug=data["slug"],
                     default_price_micros=data["price_usd"],
                     verify=data["verify"],
+                    replace=data["replace"],
                 )
             _report(request, summary)
             if summary.documents:

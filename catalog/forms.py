@@ -185,6 +185,11 @@ class OpenApiImportForm(forms.Form):
         f"{settings.CATALOG_DEFAULT_PRICE_USD})",
     )
     verify = forms.BooleanField(required=False, help_text="Mark the imported API verified")
+    replace = forms.BooleanField(
+        required=False,
+        help_text="Update the API of the same slug even if another document created it "
+        "(without it, such a document is refused unless it names its slug)",
+    )
 
     def clean(self):
         cleaned = super().clean()

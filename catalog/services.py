@@ -341,9 +341,11 @@ def openapi_import(
     slug: str = "",
     default_price_micros: int,
     verify: bool = False,
+    replace: bool = False,
 ) -> ImportSummary:
     """Import files, directory trees and http(s) URLs. A failing document is reported in the
-    summary and does not stop the others."""
+    summary and does not stop the others. ``replace`` lets a document whose slug is derived take
+    over an API that another document created (see openapi_document_import)."""
     summary = ImportSummary()
     sources: list[tuple[str, str]] = []  # (location, slug derived from its place in a tree)
     for location in locations:
@@ -366,9 +368,11 @@ def openapi_import(
                 document=document_load(content),
                 source=location,
                 source_url=source_url,
-                slug=slug or tree_slug,
+                slug=slug,
+                derived_slug=tree_slug,
                 default_price_micros=default_price_micros,
                 verify=verify,
+                replace=replace,
             )
         except DocumentError as error:
             summary.errors.append((location, str(error)))
@@ -389,6 +393,7 @@ def openapi_content_import(
     slug: str = "",
     default_price_micros: int,
     verify: bool = False,
+    replace: bool = False,
 ) -> ImportSummary:
     """Import one uploaded document (the admin's import page)."""
     summary = ImportSummary()
@@ -400,6 +405,7 @@ def openapi_content_import(
             slug=slug,
             default_price_micros=default_price_micros,
             verify=verify,
+            replace=replace,
         )
     except DocumentError as error:
         summary.errors.append((name, str(error)))
@@ -415,18 +421,25 @@ def openapi_document_import(
     source: str,
     default_price_micros: int,
     slug: str = "",
+    derived_slug: str = "",
     source_url: str = "",
     verify: bool = False,
+    replace: bool = False,
 ) -> DocumentReport:
     """Create or update one API and its endpoints from a parsed OpenAPI document.
 
-    The API is found by slug (the x-gateway-api slug, else ``slug``, else the slugified title), so
-    importing the same document again updates it in place. Operations no longer in the document
-    are disabled, not deleted (usage history points at them). Prices, payable, verified and
-    enabled flags that the operator set by hand are kept.
+    The API is found by slug (the x-gateway-api slug, else ``slug``, else ``derived_slug`` (the
+    document's place in a directory tree), else the slugified title), so importing the same
+    document again updates it in place. A slug the document or the operator names takes over the
+    API of that slug whatever document created it. A derived one does not: it would let one
+    import quietly overwrite an unrelated API that happens to slugify alike (a folder named
+    ``youtube`` under another tree), so that document fails unless ``replace`` is given.
+    Operations no longer in the document are disabled, not deleted (usage history points at
+    them). Prices, payable, verified and enabled flags that the operator set by hand are kept.
     """
     parsed = document_parse(document, source_url=source_url)
-    api_slug = parsed.slug or slug or slug_from_text(parsed.title)
+    named_slug = parsed.slug or slug
+    api_slug = named_slug or derived_slug or slug_from_text(parsed.title)
     if not api_slug:
         raise DocumentError(
             "no slug: set x-gateway-api.slug, pass --slug, or give the document an info.title"
@@ -446,7 +459,12 @@ def openapi_document_import(
         report.api_created = api is None
         if api is None:
             api = ProviderApi(slug=api_slug)
-        elif api.source and api.source != source:
+        elif api.source and not _same_document(api.source, source):
+            if not (named_slug or replace):
+                raise DocumentError(
+                    f"the slug {api_slug} belongs to the API imported from {api.source}: give "
+                    "this document a slug of its own, or import it with replace to update that API"
+                )
             report.warnings.append(f"replaces the API {api_slug} imported from {api.source}")
         values = _api_values(parsed, api_slug, owner, source)
         if report.api_created or not api.verified_by_operator:
@@ -467,6 +485,16 @@ def openapi_document_import(
         if changed:
             catalog_version_bump()
     return report
+
+
+def _same_document(previous: str, current: str) -> bool:
+    """Whether two import sources name the same document. A local file counts as the same when
+    its name and folder match, so a checkout or a corpus copied to another place still updates
+    the APIs it created; URLs and uploads must match exactly."""
+    if previous == current:
+        return True
+    local = [not re.match(r"^(https?|upload):", source) for source in (previous, current)]
+    return all(local) and Path(previous).parts[-2:] == Path(current).parts[-2:]
 
 
 def _api_values(parsed: ParsedApi, slug: str, owner, source: str) -> dict[str, Any]:

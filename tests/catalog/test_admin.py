@@ -299,6 +299,26 @@ def test_the_import_page_imports_an_uploaded_document_and_reports_the_summary(op
     assert api.endpoints.get(method="PUT").price_micros == 20_000
 
 
+def test_the_import_page_replaces_another_documents_api_only_when_the_box_is_ticked(operator):
+    def upload(name):
+        content = (DOCUMENTS / "petstore-swagger2.json").read_bytes()
+        return SimpleUploadedFile(name, content, "application/json")
+
+    operator.post("/admin/catalog/providerapi/import/", {"document": upload("petstore.json")})
+    refused = operator.post(
+        "/admin/catalog/providerapi/import/", {"document": upload("pets.json")}, follow=True
+    )
+    assert "belongs to the API imported from upload:petstore.json" in refused.content.decode()
+    assert ProviderApi.objects.get().source == "upload:petstore.json"
+
+    operator.post(
+        "/admin/catalog/providerapi/import/",
+        {"document": upload("pets.json"), "replace": "on"},
+        follow=True,
+    )
+    assert ProviderApi.objects.get().source == "upload:pets.json"
+
+
 def test_the_import_page_reports_a_broken_document(operator):
     upload = SimpleUploadedFile("broken.yaml", (DOCUMENTS / "broken.yaml").read_bytes())
     response = operator.post("/admin/catalog/providerapi/import/", {"document": upload})

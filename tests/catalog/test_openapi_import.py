@@ -403,6 +403,92 @@ def test_directory_slugs_come_from_the_provider_and_service_folders(tmp_path):
     assert ProviderApi.objects.count() == 2
 
 
+def _petstore_copy(folder, name: str = "1.0.json", summary: str = "") -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (DOCUMENTS / "petstore-swagger2.json").read_text()
+    if summary:
+        text = text.replace('"summary": "List pets"', f'"summary": "{summary}"')
+    (folder / name).write_text(text)
+    return str(folder / name)
+
+
+def test_a_document_whose_title_slugifies_like_another_documents_api_is_refused(tmp_path):
+    first = _petstore_copy(tmp_path / "a", "petstore.json")
+    openapi_import(locations=[first], default_price_micros=ONE_CENT)
+    other = _petstore_copy(tmp_path / "b", "pets.json", summary="Every pet of another shop")
+
+    summary = openapi_import(locations=[other], default_price_micros=ONE_CENT)
+
+    [(location, message)] = summary.errors
+    assert location == other
+    assert message == (
+        f"the slug pet-store belongs to the API imported from {first}: give this document a "
+        "slug of its own, or import it with replace to update that API"
+    )
+    assert endpoint("pet-store", "GET", "/pets").summary == "List pets"
+    assert ProviderApi.objects.get().source == first
+
+
+def test_replace_lets_a_derived_slug_update_another_documents_api(tmp_path):
+    first = _petstore_copy(tmp_path / "a", "petstore.json")
+    openapi_import(locations=[first], default_price_micros=ONE_CENT)
+    other = _petstore_copy(tmp_path / "b", "pets.json", summary="Every pet of another shop")
+
+    summary = openapi_import(locations=[other], default_price_micros=ONE_CENT, replace=True)
+
+    assert not summary.errors
+    assert f"replaces the API pet-store imported from {first}" in summary.documents[0].warnings
+    assert endpoint("pet-store", "GET", "/pets").summary == "Every pet of another shop"
+    assert ProviderApi.objects.get().source == other
+
+
+def test_a_tree_import_does_not_overwrite_an_api_whose_slug_a_folder_repeats(tmp_path, hunter):
+    """A folder named like a curated API (googleapis.com/youtube beside the seed's youtube) would
+    have replaced it and disabled its endpoints."""
+    _petstore_copy(tmp_path / "googleapis.com" / "hunter")
+    _petstore_copy(tmp_path / "googleapis.com" / "drive")
+    enabled = set(Endpoint.objects.filter(api__slug="hunter", enabled=True).values_list("id"))
+
+    summary = openapi_import(
+        locations=[str(tmp_path / "googleapis.com")], default_price_micros=ONE_CENT
+    )
+
+    assert [report.slug for report in summary.documents] == ["drive"]
+    [(location, message)] = summary.errors
+    assert location.endswith("hunter/1.0.json")
+    assert message.startswith("the slug hunter belongs to the API imported from ")
+    assert ProviderApi.objects.get(slug="hunter").name == "Hunter"
+    assert set(Endpoint.objects.filter(api__slug="hunter", enabled=True).values_list("id")) == (
+        enabled
+    )
+
+
+def test_a_tree_moved_to_another_place_updates_the_apis_it_created(tmp_path):
+    _petstore_copy(tmp_path / "old" / "specs" / "pets.example.com" / "store")
+    openapi_import(locations=[str(tmp_path / "old" / "specs")], default_price_micros=ONE_CENT)
+    moved = tmp_path / "new" / "specs" / "pets.example.com" / "store"
+    _petstore_copy(moved, summary="Every pet")
+
+    summary = openapi_import(
+        locations=[str(tmp_path / "new" / "specs")], default_price_micros=ONE_CENT
+    )
+
+    assert not summary.errors
+    api = ProviderApi.objects.get()
+    assert (api.slug, api.source) == ("pets-example-com-store", str(moved / "1.0.json"))
+    assert endpoint("pets-example-com-store", "GET", "/pets").summary == "Every pet"
+
+
+def test_a_slug_the_document_or_the_operator_names_updates_the_api_whatever_its_source(
+    tmp_path, hunter
+):
+    other = _petstore_copy(tmp_path / "elsewhere", "pets.json")
+    summary = openapi_import(locations=[other], slug="hunter", default_price_micros=ONE_CENT)
+    assert not summary.errors
+    assert summary.documents[0].warnings[-1].startswith("replaces the API hunter imported from ")
+    assert ProviderApi.objects.get(slug="hunter").source == other
+
+
 @responses.activate
 def test_a_document_is_imported_from_a_url_and_relative_servers_resolve_against_it():
     responses.get(
@@ -451,6 +537,18 @@ def test_the_command_takes_a_slug_for_a_single_document():
     assert ProviderApi.objects.filter(slug="pets").exists()
     with pytest.raises(CommandError, match="single document"):
         call_command("import_openapi", str(DOCUMENTS), "--slug", "pets")
+
+
+def test_the_command_replaces_another_documents_api_only_when_asked(tmp_path, capsys):
+    first = _petstore_copy(tmp_path / "a", "petstore.json")
+    call_command("import_openapi", first)
+    other = _petstore_copy(tmp_path / "b", "pets.json", summary="Every pet of another shop")
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_openapi", other)
+    assert "import it with replace to update that API" in capsys.readouterr().err
+
+    call_command("import_openapi", other, "--replace")
+    assert endpoint("pet-store", "GET", "/pets").summary == "Every pet of another shop"
 
 
 def test_the_command_refuses_a_price_that_is_not_a_dollar_amount():

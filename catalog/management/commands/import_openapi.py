@@ -27,8 +27,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--verify", action="store_true", help="mark the imported APIs and endpoints verified"
         )
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="let a document whose slug comes from its folder or title update an API of that "
+            "slug that another document created (refused otherwise)",
+        )
 
-    def handle(self, *args, locations, slug, price_usd, verify, **options):
+    def handle(self, *args, locations, slug, price_usd, verify, replace, **options):
         embedding_use_all_cores()
         price_text = price_usd if price_usd is not None else settings.CATALOG_DEFAULT_PRICE_USD
         try:
@@ -44,6 +50,7 @@ class Command(BaseCommand):
                 slug=slug,
                 default_price_micros=default_price_micros,
                 verify=verify,
+                replace=replace,
             )
         except InvalidRequest as error:
             raise CommandError(error.message) from None
