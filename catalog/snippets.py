@@ -84,10 +84,64 @@ def example_value(param: dict) -> Any:
         return "example.txt"
     if param.get("format") in _FORMAT_EXAMPLES:
         return _FORMAT_EXAMPLES[param["format"]]
-    for pattern, value in _NAMED_EXAMPLES:
-        if pattern.search(name):
+    value = next((value for pattern, value in _NAMED_EXAMPLES if pattern.search(name)), "example")
+    if param.get("multiSegment"):
+        # A resource name ("projects/p/locations/l"): the pattern its description gives, filled
+        # in; without one, a person's name would mislead more than a neutral word.
+        described = resource_name_example(str(param.get("description") or ""))
+        return described or ("example" if value in _PERSON_EXAMPLES else value)
+    return value
+
+
+_PERSON_EXAMPLES = {"Jane", "Doe", "Jane Doe", "janedoe"}
+# A resource name as descriptions write it: in code (`projects/{project}/topics/{topic}`,
+# "projects/[PROJECT_ID]", <code>...</code>), or bare when it holds a slot
+# (enterprises/{enterpriseId}/devices/{deviceId}). <var>x</var> is Google's slot markup.
+_VAR_MARKUP = re.compile(r"<var>([^<>]+)</var>")
+_CODE_SPAN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|<code>(.*?)</code>", re.S)
+_BARE_NAME = re.compile(r"(?<![\w/.-])[A-Za-z][\w.-]*/\S+")
+_SLOT = re.compile(
+    r"\{(?P<braced>[^}=]*)(?:=[^}]*)?\}|<(?P<angled>[^>]*)>|\[(?P<bracketed>[^\]]*)\]"
+    r"|(?P<star>\*\*?)|(?P<upper>[A-Z][A-Z0-9_]*[A-Z0-9])"
+)
+_RESOURCE_NAME = re.compile(r"[A-Za-z][\w.~!$&'()*+,;=:@%-]*(?:/[\w.~!$&'()*+,;=:@%-]+)+")
+
+
+def resource_name_example(description: str) -> str | None:
+    """The first resource-name pattern a description gives, its slots filled in:
+    "`projects/{project_id}/locations/{location}`" -> "projects/my-project/locations/us-central1".
+    None when the description gives none."""
+    text = _VAR_MARKUP.sub(r"{\1}", description).replace("`{", "{")
+    coded = [next(filter(None, match.groups())) for match in _CODE_SPAN.finditer(text)]
+    bare = [word for word in _BARE_NAME.findall(text) if any(c in word for c in "{<[")]
+    for candidate in (*coded, *bare):
+        candidate = candidate.strip().rstrip(".,;:)")
+        if "/" not in candidate or "//" in candidate or candidate.lower().startswith("http"):
+            continue
+        segments = candidate.strip("/").split("/")
+        value = "/".join(
+            _slot_example(segment, segments[position - 1] if position else "")
+            for position, segment in enumerate(segments)
+        )
+        if _RESOURCE_NAME.fullmatch(value):
             return value
-    return "example"
+    return None
+
+
+def _slot_example(segment: str, collection: str) -> str:
+    """A segment as it is, or a slot's example named after the slot or the collection before it:
+    {project_id} -> my-project, [LOCATION] -> us-central1, topics/* -> my-topic."""
+    slot = _SLOT.fullmatch(segment)
+    if not slot:
+        return segment
+    named = next((slot[key] for key in ("braced", "angled", "bracketed", "upper") if slot[key]), "")
+    words = [w for w in split_identifier(named) if w not in ("id", "number", "name", "or")]
+    if not words:
+        singular = re.sub(r"ies$", "y", collection)
+        words = split_identifier(singular[:-1] if singular.endswith("s") else singular)
+    if words and words[-1] in ("location", "region", "zone"):
+        return "us-central1"
+    return "my-" + "-".join(words or ["resource"])
 
 
 def fill_path(endpoint, path_values: dict[str, str]) -> str:
@@ -98,8 +152,9 @@ def fill_path(endpoint, path_values: dict[str, str]) -> str:
         name = match.group(1)
         if name in path_values:
             return path_values[name]
-        example = example_value(examples.get(name, {"name": name}))
-        return quote(_path_text(example), safe=",")
+        param = examples.get(name, {"name": name})
+        safe = ",/" if param.get("multiSegment") else ","
+        return quote(_path_text(example_value(param)), safe=safe)
 
     return PLACEHOLDER.sub(value_for, endpoint.path)
 

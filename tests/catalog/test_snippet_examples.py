@@ -42,3 +42,49 @@ def test_the_description_example_default_and_enum_come_before_the_name():
     assert example_value({**email, "example": "ops@acme.test", "default": "x"}) == "ops@acme.test"
     assert example_value({**email, "default": "x"}) == "x"
     assert example_value({**email, "enum": ["a", "b"]}) == "a"
+
+
+@pytest.mark.parametrize(
+    ("description", "example"),
+    [
+        (
+            "Required. Format: `projects/{project_id}/locations/{location}/queues/{queue_id}`.",
+            "projects/my-project/locations/us-central1/queues/my-queue",
+        ),
+        (
+            'The format is "projects/[PROJECT_ID]/groups/[GROUP_ID]".',
+            "projects/my-project/groups/my-group",
+        ),
+        (
+            "In the form `contactGroups/`<var>contact_group_id</var>.",
+            "contactGroups/my-contact-group",
+        ),
+        (
+            "Example: <code>projects/my-project-123/groups/my-groupid</code>",
+            "projects/my-project-123/groups/my-groupid",
+        ),
+        (
+            "The name of the device in the form enterprises/{enterpriseId}/devices/{deviceId}",
+            "enterprises/my-enterprise/devices/my-device",
+        ),
+        (
+            "Values are of the form `projects/<project>/instances/<instance>`.",
+            "projects/my-project/instances/my-instance",
+        ),
+        ("The topic, such as `projects/*/topics/*`.", "projects/my-project/topics/my-topic"),
+    ],
+)
+def test_a_resource_name_follows_the_pattern_its_description_gives(description, example):
+    param = {"name": "name", "type": "string", "multiSegment": True, "description": description}
+    assert example_value(param) == example
+
+
+def test_a_resource_name_without_a_pattern_is_not_given_a_persons_name():
+    resource = {"name": "name", "type": "string", "multiSegment": True}
+    assert (
+        example_value({**resource, "description": "The name/identifier of the Lien."}) == "example"
+    )
+    assert example_value({**resource, "description": "See https://cloud.google.com/docs/a/b."}) == (
+        "example"
+    )
+    assert example_value({**resource, "name": "partnerId", "description": "Partner ID."}) == "123"

@@ -7,6 +7,7 @@ import re
 import pytest
 import responses
 
+from catalog.snippets import run_request
 from credits.models import Hold, UsageEvent
 from tests.factories import fund, make_endpoint
 from tests.gateway.conftest import PROVIDER_URL, param
@@ -116,7 +117,11 @@ def test_a_percent_encoded_concrete_path_is_not_encoded_twice(run, alice, leads,
 @pytest.fixture
 def queues(leads):
     """Google-style resource names: a placeholder that spans several segments."""
-    name = {**param("name", True), "multiSegment": True}
+    name = {
+        **param("name", True),
+        "multiSegment": True,
+        "description": "The queue, as `projects/{project}/queues/{queue}`.",
+    }
     for path, method in [("/v2/{name}", "GET"), ("/v2/{name}:pause", "POST")]:
         make_endpoint(leads.api, path, method, path_params=[name], body_type="object")
     return leads
@@ -137,6 +142,20 @@ def test_a_multi_segment_placeholder_takes_a_resource_name_with_its_slashes(
     assert paused.status_code == 200, paused.json()
     assert got.status_code == 200, got.json()
     assert [call.request.method for call in responses.calls] == ["POST", "GET"]
+
+
+@responses.activate
+def test_the_example_call_of_a_multi_segment_endpoint_reaches_the_resource_it_names(
+    run, alice, queues, funded
+):
+    endpoint = queues.api.endpoints.get(path="/v2/{name}:pause")
+    example = run_request(endpoint, {})
+    responses.post(f"{PROVIDER_URL}/v2/projects/my-project/queues/my-queue:pause", json={})
+
+    answer = run(alice.live_key, **example)
+
+    assert example["path"] == "/v2/projects/my-project/queues/my-queue:pause"
+    assert answer.status_code == 200, answer.json()
 
 
 @responses.activate
