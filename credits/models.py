@@ -3,6 +3,10 @@ from django.db.models import F, Q
 
 from gateway.models import ApiKey, Organization, User
 
+# A call's description is "<api slug> <METHOD> <catalog path>": slugs take up to 100 characters
+# and catalog paths up to 500.
+DESCRIPTION_MAX_LENGTH = 700
+
 
 class Account(models.Model):
     """A balance in integer micro-dollars.
@@ -91,7 +95,7 @@ class LedgerEntry(models.Model):
     type = models.CharField(max_length=12, choices=Type.choices)
     amount_micros = models.BigIntegerField()
     balance_after_micros = models.BigIntegerField()
-    description = models.CharField(max_length=300)
+    description = models.CharField(max_length=DESCRIPTION_MAX_LENGTH)
     metadata = models.JSONField(default=dict, blank=True)
     event_ref = models.CharField(max_length=120)
     idempotency_ref = models.CharField(max_length=160)
@@ -132,7 +136,7 @@ class Hold(models.Model):
     amount_micros = models.BigIntegerField()
     captured_micros = models.BigIntegerField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    description = models.CharField(max_length=300, blank=True)
+    description = models.CharField(max_length=DESCRIPTION_MAX_LENGTH, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()

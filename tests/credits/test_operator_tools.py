@@ -109,6 +109,15 @@ def test_grant_credits_command_refuses_bad_input(alice, args):
     assert not LedgerEntry.objects.exists()
 
 
+@pytest.mark.parametrize("reason", ["", "   ", "r" * 301])
+def test_grant_credits_command_refuses_a_reason_it_cannot_show(alice, reason):
+    with pytest.raises(CommandError, match="--reason must be 1 to 300 characters"):
+        call_command(
+            "grant_credits", "--email", "alice@example.com", "--usd", "1", "--reason", reason
+        )
+    assert not LedgerEntry.objects.exists()
+
+
 def test_create_api_key_can_fund_the_new_key(db, capsys, client_for):
     call_command("create_api_key", "--email", "funded@example.com", "--credits-usd", "10")
     secret = capsys.readouterr().out.strip()

@@ -10,8 +10,8 @@ from credits.models import Account, Hold, LedgerEntry, UsageEvent
 from credits.services import account_for_organization
 from gateway.pricing import DEFAULT_MAX_OUTPUT_TOKENS
 from gateway.run import MAX_PROVIDER_JSON_DEPTH
-from tests.factories import fund
-from tests.gateway.conftest import PROVIDER_URL
+from tests.factories import fund, make_endpoint, make_provider_api
+from tests.gateway.conftest import PROVIDER_URL, param
 
 pytestmark = pytest.mark.usefixtures("both_settlements")
 
@@ -56,6 +56,26 @@ def test_a_successful_call_is_charged_its_price_once(run, alice, leads, funded, 
         "live",
         "POST",
     )
+    call_command("check_ledger")
+
+
+@responses.activate
+def test_an_endpoint_with_the_longest_slug_and_path_is_charged_like_any_other(run, alice, funded):
+    """Azure's recovery-services paths run past 400 characters: the call's description
+    ("<slug> <METHOD> <path>") must fit the hold and the ledger."""
+    slug = "a" * 100
+    path = "/v1/" + "/".join(f"segment{n:03}" for n in range(44)) + "/" + "x" * 7 + "/{id}"
+    api = make_provider_api(slug, base_url=PROVIDER_URL)
+    make_endpoint(api, path, "GET", summary="Deep", path_params=[param("id", True)])
+    concrete = path.replace("{id}", "42")
+    responses.get(f"{PROVIDER_URL}{concrete}", json={"ok": True})
+
+    response = run(alice.live_key, api=slug, path=concrete)
+
+    assert len(path) == 500 and response.status_code == 200, response.json()
+    assert balance(funded) == 10_000_000 - 10_000
+    caller_leg = LedgerEntry.objects.get(type="api_call")
+    assert caller_leg.description == f"{slug} GET {path}"
     call_command("check_ledger")
 
 

@@ -4,6 +4,8 @@ from credits.services import account_for_organization, account_for_user, credits
 from gateway.models import Organization, User
 from gateway.money import format_usd, usd_to_micros
 
+GRANT_REASON_MAX_LENGTH = 300  # as on the admin's grant form
+
 
 class Command(BaseCommand):
     help = "Grant credits from the platform to a user or an organization."
@@ -22,6 +24,8 @@ class Command(BaseCommand):
             raise CommandError(f"--usd: {error}") from None
         if amount_micros <= 0:
             raise CommandError("--usd must be positive")
+        if not reason.strip() or len(reason) > GRANT_REASON_MAX_LENGTH:
+            raise CommandError(f"--reason must be 1 to {GRANT_REASON_MAX_LENGTH} characters")
         if email:
             user = User.objects.filter(email=email.lower()).first()
             if user is None:
