@@ -189,6 +189,14 @@ class Endpoint(models.Model):
         """What lists of endpoints show of it (catalog.texts.endpoint_brief)."""
         return endpoint_brief(self.summary, self.description)
 
+    @property
+    def takes_body(self) -> bool:
+        """Whether a call sends a request body: POST, PUT and PATCH always, DELETE when its
+        document describes one (Spotify's removal of playlist tracks), GET and others never."""
+        return self.method in ("POST", "PUT", "PATCH") or (
+            self.method == "DELETE" and bool(self.body_type)
+        )
+
 
 class EndpointEmbedding(models.Model):
     """The search index's stored view of one endpoint: the text that describes it

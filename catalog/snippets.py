@@ -19,7 +19,6 @@ from catalog.search import split_identifier
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
 SDK_PACKAGE = "gw-sdk"
-BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 PLACEHOLDER = re.compile(r"{([^{}/]+)}")
 # Characters kept as they are when a catalog path becomes part of a URL; "#" and spaces are not.
 URL_PATH_SAFE = "/:@!$&'()*+,;=-._~?%{}"
@@ -185,9 +184,9 @@ def run_request(
     query = _required_values(endpoint.query_params)
     if query:
         payload["query"] = query
-    if endpoint.body_type == "array":
+    if endpoint.takes_body and endpoint.body_type == "array":
         payload["body"] = []
-    elif endpoint.body_type and (endpoint.body_params or endpoint.method in BODY_METHODS):
+    elif endpoint.takes_body and endpoint.body_type:
         payload["body"] = _required_values(endpoint.body_params)
     return payload
 

@@ -49,7 +49,6 @@ from gateway.upstream import (
     upstream_call,
 )
 
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 CONTINUATION_WINDOW = timedelta(hours=24)
 PROVIDER_REASON_KEYS = ("error", "message", "detail", "error_description", "errors")
 MAX_PROVIDER_JSON_DEPTH = 256
@@ -261,7 +260,7 @@ def _concrete_path(endpoint: Endpoint, resolved_params: dict, run: RunInput) -> 
 
 
 def _check_inputs(endpoint: Endpoint, run: RunInput) -> None:
-    if run.has_body and endpoint.method not in BODY_METHODS:
+    if run.has_body and not endpoint.takes_body:
         raise InvalidRequest(
             f"{endpoint.method} {endpoint.path} takes no body; send its inputs in query"
         )
@@ -276,7 +275,7 @@ def _check_inputs(endpoint: Endpoint, run: RunInput) -> None:
         for param in endpoint.query_params
         if param.get("required") and param["name"] not in run.query
     ]
-    if endpoint.method in BODY_METHODS:
+    if endpoint.takes_body:
         body = run.body if isinstance(run.body, dict) else {}
         missing += [
             f"body.{param['name']}"

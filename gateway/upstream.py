@@ -16,6 +16,7 @@ import contextvars
 import http.cookiejar
 import ipaddress
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,7 +41,6 @@ from gateway.errors import InvalidRequest
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUSES = (429, 502, 503, 504)
-FORBIDDEN_PATH_PARTS = ("..", "//", "\\", "@", "://")
 USER_AGENT = "api-gateway/1.0"
 
 _deadline: contextvars.ContextVar[float] = contextvars.ContextVar("upstream_deadline")
@@ -192,32 +192,50 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def check_caller_path(path: str) -> None:
-    """Refuse a caller-supplied path that could leave the provider's base path."""
-    decoded = unquote(path)
-    for candidate in (path, decoded):
-        if any(part in candidate for part in FORBIDDEN_PATH_PARTS) or any(
-            ord(character) < 0x20 or ord(character) == 0x7F for character in candidate
-        ):
-            raise InvalidRequest(
-                f"path {path!r} is not allowed: it may not contain '..', '//', '\\', '@', "
-                "a scheme or control characters"
-            )
+    """Refuse a caller's path that could climb out of the provider's base path or that no
+    provider path looks like: a "." or ".." segment (also percent-encoded), an empty segment
+    ("//"), a backslash or a control character. Anything else inside a segment ('@' in
+    "/emails/jane@example.com", GitHub's "main...dev", an encoded URL) is the segment's own
+    value: values are percent-encoded on the way out, and build_url keeps the provider's
+    origin."""
     if not path.startswith("/"):
         raise InvalidRequest(f"path {path!r} must start with '/'")
+    segments = path.split("?", 1)[0].split("/")[1:]
+    if (
+        "//" in path
+        or "\\" in path
+        or _has_control_character(unquote(path))
+        or any(_climbs(unquote(segment)) for segment in segments)
+    ):
+        raise InvalidRequest(
+            f"path {path!r} is not allowed: it may not contain '.' or '..' segments, '//', '\\' "
+            "or control characters"
+        )
+
+
+def _has_control_character(text: str) -> bool:
+    return any(ord(character) < 0x20 or ord(character) == 0x7F for character in text)
+
+
+def _climbs(value: str) -> bool:
+    """Whether a value holds a "." or ".." segment once a server reads its encoded slashes (or
+    backslashes) as separators, as some do: "..%2Fadmin" must not reach the provider's root."""
+    return any(part in (".", "..") for part in re.split(r"[/\\]", value))
 
 
 def encode_path_param(name: str, value, *, multi_segment: bool = False) -> str:
-    """A placeholder's value for the provider's path; a multi-segment one (Google's resource
-    names, "projects/p/locations/l") keeps its slashes."""
+    """A placeholder's value for the provider's path, percent-encoded; a multi-segment one
+    (Google's resource names, "projects/p/locations/l") keeps its slashes."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise InvalidRequest(f"pathParams.{name} must be a string or a number")
     text = str(value)
-    if text in ("", ".", ".."):
-        raise InvalidRequest(f"pathParams.{name} may not be {text!r}")
+    if not text or _climbs(text):
+        raise InvalidRequest(f"pathParams.{name} may not be empty or hold '.' or '..' segments")
     if multi_segment:
         check_caller_path("/" + text)
         return quote(text, safe="/")
-    check_caller_path("/" + text.replace("/", "%2F"))
+    if _has_control_character(text):
+        raise InvalidRequest(f"pathParams.{name} may not contain control characters")
     return quote(text, safe="")
 
 

@@ -161,11 +161,11 @@ def test_the_example_call_of_a_multi_segment_endpoint_reaches_the_resource_it_na
 @responses.activate
 def test_a_multi_segment_value_may_not_climb_out_of_the_path(run, alice, queues, funded):
     body = error_of(run(alice.live_key, api="leads", path="/v2/projects/../admin:pause"), 400)
-    assert "not allowed" in body["error"]
+    assert "'..' segments" in body["error"]
     body = error_of(
         run(alice.live_key, api="leads", path="/v2/{name}", pathParams={"name": "a/../../b"}), 400
     )
-    assert "not allowed" in body["error"]
+    assert body["error"] == "pathParams.name may not be empty or hold '.' or '..' segments"
     assert not responses.calls
 
 
@@ -247,6 +247,89 @@ def test_a_body_for_a_get_endpoint_is_refused(run, alice, leads, funded):
     assert "takes no body" in body["error"]
 
 
+@pytest.fixture
+def deletions(leads):
+    """DELETE endpoints with and without a documented body (Spotify removes playlist tracks with
+    a JSON body on DELETE)."""
+    make_endpoint(
+        leads.api,
+        "/v1/lists/{id}/members",
+        "DELETE",
+        path_params=[param("id", True)],
+        body_type="object",
+        body_params=[{**param("emails", True), "type": "array", "items": "string"}],
+    )
+    make_endpoint(leads.api, "/v1/lists/{id}", "DELETE", path_params=[param("id", True)])
+    return leads
+
+
+@responses.activate
+def test_a_delete_that_documents_a_body_sends_it(run, alice, deletions, funded):
+    responses.delete(f"{PROVIDER_URL}/v1/lists/7/members", json={"removed": 1})
+
+    answer = run(
+        alice.live_key, api="leads", path="/v1/lists/7/members", body={"emails": ["a@b.c"]}
+    )
+
+    assert answer.status_code == 200, answer.json()
+    assert json.loads(responses.calls[0].request.body) == {"emails": ["a@b.c"]}
+    missing = run(alice.live_key, api="leads", path="/v1/lists/7/members", body={})
+    assert error_of(missing, 400)["error"] == "Missing required parameters: body.emails"
+
+
+def test_a_delete_without_a_documented_body_refuses_one(run, alice, deletions, funded):
+    body = error_of(run(alice.live_key, api="leads", path="/v1/lists/7", body={"a": 1}), 400)
+    assert body["error"] == "DELETE /v1/lists/{id} takes no body; send its inputs in query"
+
+
+@responses.activate
+def test_the_example_calls_of_deletions_and_of_a_get_with_a_documented_body_succeed(
+    run, alice, deletions, funded
+):
+    """Snippets send a body exactly when /v1/run takes one."""
+    make_endpoint(
+        deletions.api,
+        "/v1/reports",
+        "GET",
+        body_type="object",
+        body_params=[param("filter")],
+    )
+    responses.delete(re.compile(rf"{PROVIDER_URL}/v1/lists/.*"), json={})
+    responses.get(f"{PROVIDER_URL}/v1/reports", json={})
+    for path in ("/v1/lists/{id}/members", "/v1/lists/{id}", "/v1/reports"):
+        endpoint = deletions.api.endpoints.get(path=path)
+        example = run_request(endpoint, {})
+        assert ("body" in example) == (path == "/v1/lists/{id}/members")
+        answer = run(alice.live_key, **example)
+        assert answer.status_code == 200, (path, answer.json())
+
+
+@responses.activate
+def test_an_email_or_a_commit_range_in_a_path_reaches_the_provider_encoded(
+    run, alice, leads, funded
+):
+    make_endpoint(leads.api, "/v1/emails/{email}", "GET", path_params=[param("email", True)])
+    make_endpoint(
+        leads.api,
+        "/v1/compare/{base}...{head}",
+        "GET",
+        path_params=[param("base", True), param("head", True)],
+    )
+    responses.get(f"{PROVIDER_URL}/v1/emails/jane%40example.com", json={"deliverable": True})
+    responses.get(f"{PROVIDER_URL}/v1/compare/main...dev", json={"ahead_by": 2})
+
+    for path in ("/v1/emails/jane@example.com", "/v1/emails/jane%40example.com"):
+        answer = run(alice.live_key, api="leads", path=path)
+        assert answer.status_code == 200, answer.json()
+    compared = run(alice.live_key, api="leads", path="/v1/compare/main...dev")
+    assert compared.status_code == 200, compared.json()
+    assert [call.request.url for call in responses.calls] == [
+        f"{PROVIDER_URL}/v1/emails/jane%40example.com",
+        f"{PROVIDER_URL}/v1/emails/jane%40example.com",
+        f"{PROVIDER_URL}/v1/compare/main...dev",
+    ]
+
+
 @pytest.mark.parametrize(
     ("payload", "field"),
     [
@@ -282,7 +365,7 @@ def test_streaming_is_refused_with_a_pointer_to_the_rails(run, alice, leads, fun
         "//evil.test/v1/jobs",
         "/v1/jobs/%2e%2e/x",
         "/v1/jobs\\x",
-        "/v1/jobs/a@evil.test",
+        "/v1/jobs/..%2F..%2Fadmin",
     ],
 )
 @responses.activate
@@ -291,13 +374,21 @@ def test_paths_that_could_leave_the_provider_are_refused(run, alice, leads, fund
     assert not responses.calls
 
 
+@pytest.mark.parametrize("value", ["../../admin", "..\\admin", "."])
 @responses.activate
-def test_a_path_parameter_cannot_climb_out_of_the_path(run, alice, leads, funded):
+def test_a_path_parameter_cannot_climb_out_of_the_path(run, alice, leads, funded, value):
     error_of(
-        run(alice.live_key, api="leads", path="/v1/jobs/{id}", pathParams={"id": "../../admin"}),
+        run(alice.live_key, api="leads", path="/v1/jobs/{id}", pathParams={"id": value}),
         400,
     )
     assert not responses.calls
+
+
+@responses.activate
+def test_an_at_sign_in_a_path_stays_in_the_providers_path(run, alice, leads, funded):
+    responses.get(f"{PROVIDER_URL}/v1/jobs/a%40evil.test", json={"status": "done"})
+    assert run(alice.live_key, api="leads", path="/v1/jobs/a@evil.test").status_code == 200
+    assert responses.calls[0].request.url == f"{PROVIDER_URL}/v1/jobs/a%40evil.test"
 
 
 def test_a_test_key_on_an_api_without_a_sandbox_is_forbidden(run, alice, leads):
