@@ -63,9 +63,17 @@ def _template_pattern(
     parts = PLACEHOLDER.split(template)
     names = tuple(parts[1::2])
     pattern = re.escape(parts[0])
+    # A value never holds the "?" that starts a query or the "#" of AWS's "#HeadObject"; in a
+    # template's own query string ("/orders/listbytag?tagId={tagId}&page={page}"), a value ends
+    # at the next "&".
+    in_query = "?" in parts[0]
     for name, literal in zip(names, parts[2::2], strict=True):
-        pattern += "(.+?)" if name in multi_segment else "([^/]+)"
+        if in_query:
+            pattern += "([^&#]+)"
+        else:
+            pattern += "([^?#]+?)" if name in multi_segment else "([^/?#]+)"
         pattern += re.escape(literal)
+        in_query = in_query or "?" in literal
     return re.compile(f"^{pattern}$"), names
 
 
@@ -197,7 +205,8 @@ def endpoint_resolve(*, api_slug: str, path: str, method: str | None = None) -> 
         if not candidates or _has_method(in_templates, method):
             candidates, path_params = in_templates, values
     if not candidates:
-        raise NotFound(f"No endpoint {path} in API {api_slug}")
+        hint = "; send query parameters in query, not in the path" if "?" in path else ""
+        raise NotFound(f"No endpoint {path} in API {api_slug}{hint}")
     methods = sorted(endpoint.method for endpoint in candidates)
     if method:
         candidates = [ep for ep in candidates if ep.method == method.upper()]

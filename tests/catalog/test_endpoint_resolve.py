@@ -131,6 +131,22 @@ def test_an_unknown_path_is_not_found_and_named(jobs_api):
         endpoint_resolve(api_slug="jobs", path="/v1/jobs/a/b")  # a value never spans segments
 
 
+def test_a_template_with_its_own_query_string_is_not_swallowed_by_a_placeholder(jobs_api):
+    """ShipStation's /orders/listbytag?orderStatus={orderStatus}&tagId={tagId} beside
+    /orders/{orderId}: the fewer placeholders of the second must not take the query string."""
+    make_endpoint(jobs_api, "/v1/jobs/bytag?tag={tag}&page={page}", "GET")
+
+    resolved = endpoint_resolve(api_slug="jobs", path="/v1/jobs/bytag?tag=a%20b&page=2")
+
+    assert resolved.endpoint.path == "/v1/jobs/bytag?tag={tag}&page={page}"
+    assert resolved.path_params == {"tag": "a%20b", "page": "2"}
+
+
+def test_a_query_string_sent_in_the_path_is_not_taken_for_a_value(jobs_api):
+    with pytest.raises(NotFound, match="send query parameters in query, not in the path"):
+        endpoint_resolve(api_slug="jobs", path="/v1/jobs/abc?verbose=1")
+
+
 def test_disabled_endpoints_and_disabled_apis_do_not_resolve(jobs_api):
     with pytest.raises(NotFound):
         endpoint_resolve(api_slug="jobs", path="/v1/hidden/1")

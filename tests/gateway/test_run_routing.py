@@ -385,6 +385,17 @@ def test_a_path_parameter_cannot_climb_out_of_the_path(run, alice, leads, funded
 
 
 @responses.activate
+def test_a_catalog_path_with_its_own_query_string_sends_it_as_the_query(run, alice, leads, funded):
+    make_endpoint(leads.api, "/v1/jobs/bytag?tag={tag}&page={page}", "GET")
+    responses.get(f"{PROVIDER_URL}/v1/jobs/bytag", json={"jobs": []})
+
+    answer = run(alice.live_key, api="leads", path="/v1/jobs/bytag?tag=a b&page=2")
+
+    assert answer.status_code == 200, answer.json()
+    assert responses.calls[0].request.url == f"{PROVIDER_URL}/v1/jobs/bytag?tag=a%20b&page=2"
+
+
+@responses.activate
 def test_an_at_sign_in_a_path_stays_in_the_providers_path(run, alice, leads, funded):
     responses.get(f"{PROVIDER_URL}/v1/jobs/a%40evil.test", json={"status": "done"})
     assert run(alice.live_key, api="leads", path="/v1/jobs/a@evil.test").status_code == 200
