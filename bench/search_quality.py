@@ -249,12 +249,15 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     variants.append((f"+ query feedback [{k}, {step}]", lambda s: feedback(s, k, step)))
     variants.append(("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"])))
     # The answer's endpoints picked with at most 3 of one API, so that a second API shows sooner;
-    # and the served ranking read in an answer asked for 5 (its five best endpoints, grouped).
+    # the ten best as they come, without the five best kept ahead (as served before); and the
+    # served ranking read in an answer asked for 5 (its five best endpoints, grouped).
     answers = {
         "fusion, 3 per API at most": {"per_api": 3},
+        "fusion, ten best as they come": {"head": LIMIT},
         "fusion (served), limit 5": {"limit": 5},
     }
     variants.insert(-1, ("fusion, 3 per API at most", served))
+    variants.insert(-1, ("fusion, ten best as they come", served))
     variants.append(("fusion (served), limit 5", served))
     print()
     print(f"{'variant':<32} {'split':<11} {'hit@1':>6} {'hit@5':>6} {'MRR':>6}")
@@ -279,24 +282,39 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
 
 
 def _served_rank(
-    index, scores, relevant: list[int], *, limit: int = LIMIT, per_api: int = LIMIT
+    index,
+    scores,
+    relevant: list[int],
+    *,
+    limit: int = LIMIT,
+    per_api: int | None = None,
+    head: int | None = None,
 ) -> int:
     """1-based position of the first expected endpoint in the answer at ``limit`` as served
-    (grouped by API, APIs by their best endpoint); LIMIT + 1 when absent. ``per_api`` keeps at
-    most that many endpoints of one API in the answer (the next best take their places)."""
+    (catalog.search.answer_rows, grouped by API, APIs by their best endpoint); LIMIT + 1 when
+    absent. ``head`` changes how many best endpoints are kept ahead of the rest (LIMIT: the ten
+    best as they come); ``per_api`` instead keeps at most that many endpoints of one API in the
+    answer (the next best take their places)."""
     import numpy as np
 
+    from catalog.search import ANSWER_HEAD, answer_rows
+
     shortlist = np.argpartition(-scores, LIMIT * LIMIT)[: LIMIT * LIMIT]
-    shortlist = shortlist[np.argsort(-scores[shortlist], kind="stable")]
+    shortlist = shortlist[np.argsort(-scores[shortlist], kind="stable")].tolist()
+    if per_api is None:
+        rows = answer_rows(shortlist, index.api_of, limit=limit, head=head or ANSWER_HEAD)
+    else:
+        rows, kept = [], {}
+        for row in shortlist:
+            api = index.api_of[row]
+            if kept.get(api, 0) < per_api:
+                rows.append(row)
+                kept[api] = kept.get(api, 0) + 1
+            if len(rows) == limit:
+                break
     groups: dict[int, list[int]] = {}
-    kept = 0
-    for row in shortlist:
-        rows = groups.setdefault(index.endpoints[row].api.id, [])
-        if len(rows) < per_api:
-            rows.append(int(row))
-            kept += 1
-        if kept == limit:
-            break
+    for row in rows:
+        groups.setdefault(index.api_of[row], []).append(row)
     order = [row for rows in groups.values() for row in rows]
     wanted = set(relevant)
     for position, row in enumerate(order, start=1):

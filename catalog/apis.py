@@ -84,7 +84,7 @@ class SearchInputSerializer(RequestBodySerializer):
         min_value=1,
         max_value=SEARCH_LIMIT_MAX,
         default=10,
-        help_text=f"Endpoints to return (1 to {SEARCH_LIMIT_MAX})",
+        help_text=f"Endpoints to return at most (1 to {SEARCH_LIMIT_MAX})",
         error_messages={"invalid": "must be an integer"},
     )
 
@@ -126,7 +126,10 @@ class SearchApiRecordSerializer(serializers.Serializer):
 class SearchOutputSerializer(serializers.Serializer):
     success = serializers.BooleanField()
     results = SearchApiRecordSerializer(
-        many=True, help_text="Grouped by API; APIs ordered by their best endpoint"
+        many=True,
+        help_text="Grouped by API; APIs ordered by their best endpoint. The first five endpoints "
+        "are the five best whatever the limit; after them come the best of the others whose "
+        "place, grouped, is after all five",
     )
     count = serializers.IntegerField(help_text="Endpoints returned")
     apisCount = serializers.IntegerField(help_text="APIs returned")

@@ -32,6 +32,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -322,6 +323,43 @@ def _sigmoid(values: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-values))
 
 
+# --- Which endpoints make up an answer ------------------------------------------------------------
+
+# An answer is read grouped by API, APIs in the order of their best endpoint. Taken as they come,
+# the ten best put a leading API's weaker endpoints into its group at the top, where they push
+# the best endpoint of a second API below fifth place (13 of the 659 queries of
+# bench/search_queries.yaml). So the first five endpoints of every answer are its five best,
+# whatever the limit.
+ANSWER_HEAD = 5
+
+
+def answer_rows(
+    order: Iterable[int], api_of: Sequence[int], *, limit: int, head: int = ANSWER_HEAD
+) -> list[int]:
+    """The rows of an answer of at most ``limit`` endpoints, from rows best first.
+
+    The ``head`` best come first; after them, the best of the others whose place, once the
+    answer is grouped, comes after all of the head: an endpoint of an API not in the head, or
+    of the head's last API. A weaker endpoint of any other API of the head would join its group
+    inside the head and push one of the best out, so it is left out of the answer.
+    """
+    chosen: list[int] = []
+    head_apis: set[int] = set()
+    last_api = None
+    for row in order:
+        api = api_of[row]
+        if len(chosen) < head:
+            if api not in head_apis:
+                head_apis.add(api)
+                last_api = api
+        elif api in head_apis and api != last_api:
+            continue
+        chosen.append(row)
+        if len(chosen) >= limit:
+            break
+    return chosen
+
+
 # --- The in-memory index --------------------------------------------------------------------------
 
 
@@ -352,6 +390,7 @@ class SearchIndex:
 
     version: int
     endpoints: list[IndexedEndpoint]
+    api_of: np.ndarray  # each row's API id
     # (len(endpoints), DIMENSIONS) float32: each endpoint's full and short vectors mixed by
     # Ranking.short_view; zero rows have no embedding yet
     vectors: np.ndarray
@@ -390,19 +429,30 @@ class SearchIndex:
     def search(
         self, prompt: str, *, limit: int, ranking: Ranking = RANKING
     ) -> list[tuple[IndexedEndpoint, float]]:
-        """The ``limit`` best endpoints with their calibrated scores, best first."""
+        """The endpoints of the answer (see ``answer_rows``) with their calibrated scores, best
+        first."""
         if not self.endpoints:
             return []
         cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
         logits = ranking.logits(cosine, bm25)
-        count = min(limit, len(logits))
-        top = np.argpartition(-logits, count - 1)[:count]
-        top = top[np.argsort(-logits[top], kind="stable")]
-        scores = _sigmoid(logits[top].astype(np.float64))
+        rows = self.answer(logits, limit=limit)
+        scores = _sigmoid(logits[rows].astype(np.float64))
         return [
             (self.endpoints[row], round(float(score), 4))
-            for row, score in zip(top, scores, strict=True)
+            for row, score in zip(rows, scores, strict=True)
         ]
+
+    def answer(self, logits: np.ndarray, *, limit: int) -> list[int]:
+        """``answer_rows`` for these logits. Sorting a shortlist is enough but for an answer that
+        leaves out more endpoints than the shortlist holds beyond ``limit``."""
+        count = min(len(logits), max(4 * limit, 100))
+        top = np.argpartition(-logits, count - 1)[:count]
+        top = top[np.argsort(-logits[top], kind="stable")]
+        rows = answer_rows(top.tolist(), self.api_of, limit=limit)
+        if len(rows) < limit and count < len(logits):
+            order = np.argsort(-logits, kind="stable")
+            rows = answer_rows(order.tolist(), self.api_of, limit=limit)
+        return rows
 
 
 def search_index_build(
@@ -528,6 +578,7 @@ def search_index_build(
     index = SearchIndex(
         version=version,
         endpoints=endpoints,
+        api_of=np.array([endpoint.api.id for endpoint in endpoints], dtype=np.int64),
         vectors=vectors,
         lexical=lexical,
         unembedded=np.array(missing, dtype=np.int64) if missing else None,

@@ -10,6 +10,8 @@ from django.core.management import call_command
 from catalog.apis import SearchOutputSerializer
 from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
 from catalog.search import (
+    RANKING,
+    answer_rows,
     endpoint_short_text,
     lexical_tokens,
     query_normalise,
@@ -412,3 +414,45 @@ def test_results_describe_endpoints_in_plain_text_and_details_keep_the_original(
 
     details = client.post("/v1/details", {"api": "skycast", "path": "/digest"}, format="json")
     assert details.json()["endpoint"]["description"] == written
+
+
+def test_an_answer_keeps_its_five_best_ahead_of_the_rest():
+    a, b, c, d = 1, 2, 3, 4
+    api_of = [a, a, b, a, a, a, c, a, d, a, c, b]
+    # The five best hold the head; a's weaker endpoints would land inside it, b's after it.
+    assert answer_rows(range(12), api_of, limit=10) == [0, 1, 2, 3, 4, 6, 8, 10, 11]
+    assert answer_rows(range(12), api_of, limit=3) == [0, 1, 2]
+    assert answer_rows(range(12), api_of, limit=10, head=10) == list(range(10))
+
+
+FORECASTS = [
+    ("/hourly", "Hourly weather forecast for the next 48 hours"),
+    ("/daily", "Daily weather forecast for the next 16 days"),
+    ("/minutely", "Minute by minute precipitation forecast for the next hour"),
+    ("/climate", "Climate forecast for the next 30 days"),
+    ("/marine", "Marine weather forecast with wave height"),
+    ("/pollen", "Pollen forecast for the next 5 days"),
+    ("/uv", "UV index forecast for the next days"),
+]
+
+
+def test_grouping_never_pushes_one_of_the_five_best_below_fifth_place(client_for, alice, catalog):
+    sunny = make_provider_api("sunny", description="Weather forecasts.")
+    for path, summary in FORECASTS:
+        make_endpoint(sunny, path, summary=summary)
+    endpoint_embeddings_refresh()
+    prompt = "forecast for the next days"
+    index = search_index_current()
+    logits = RANKING.logits(*index.signals(prompt))
+    best = [index.endpoints[row] for row in np.argsort(-logits)[:10]]
+    second = next(endpoint for endpoint in best if endpoint.api.slug != best[0].api.slug)
+    # Ten best as they come would hold five or more of the leading API's, grouped ahead of the
+    # second API's best although it is one of the five best.
+    assert second in best[:5]
+    assert sum(endpoint.api.slug == best[0].api.slug for endpoint in best) >= 5
+
+    client = client_for(alice.live_key)
+    answer = flat(search(client, {"prompt": prompt, "limit": 10}))
+    assert (second.api.slug, second.path) in answer[:5]
+    assert answer[:5] == flat(search(client, {"prompt": prompt, "limit": 5}))
+    assert len(answer) == 10
