@@ -18,12 +18,12 @@ from django.db.models.functions import Cast, Lower
 from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
 from catalog.models import CatalogVersion, Endpoint, ProviderApi
+from catalog.openapi import PLACEHOLDER
 from catalog.search import IndexedEndpoint, search_index_current
 from catalog.texts import endpoint_brief, text_brief
 from gateway.errors import InvalidRequest, NotFound
 
 LIST_CACHE_SECONDS = 3600
-PLACEHOLDER = re.compile(r"{([^{}/]+)}")
 
 
 def catalog_version_current() -> int:

@@ -14,12 +14,12 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings
 
+from catalog.openapi import PLACEHOLDER
 from catalog.search import split_identifier
 
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
 SDK_PACKAGE = "gw-sdk"
-PLACEHOLDER = re.compile(r"{([^{}/]+)}")
 # Characters kept as they are when a catalog path becomes part of a URL; "#" and spaces are not.
 URL_PATH_SAFE = "/:@!$&'()*+,;=-._~?%{}"
 

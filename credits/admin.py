@@ -3,7 +3,7 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
-from credits.services import credits_grant, ledger_refund
+from credits.services import GRANT_REASON_MAX_LENGTH, credits_grant, ledger_refund
 from gateway.errors import ApiError
 from gateway.money import format_usd, usd_to_micros
 
@@ -23,7 +23,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 class GrantCreditsForm(forms.Form):
     amount_usd = forms.CharField(label="Amount (USD)", help_text="for example 25 or 0.50")
-    reason = forms.CharField(max_length=300, help_text="shown in the account's transactions")
+    reason = forms.CharField(
+        max_length=GRANT_REASON_MAX_LENGTH, help_text="shown in the account's transactions"
+    )
 
     def clean_amount_usd(self):
         try:

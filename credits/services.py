@@ -137,6 +137,9 @@ def _balances(accounts: dict[int, Account]) -> dict[int, int]:
     return {pk: account.balance_micros for pk, account in accounts.items()}
 
 
+GRANT_REASON_MAX_LENGTH = 300  # what the admin's grant form and grant_credits accept
+
+
 def credits_grant(
     *,
     account: Account,

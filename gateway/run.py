@@ -19,8 +19,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from catalog.models import Endpoint, ProviderApi
+from catalog.openapi import PLACEHOLDER
 from catalog.selectors import (
-    PLACEHOLDER,
     endpoint_multi_segment_params,
     endpoint_resolve,
     provider_api_upstream_secret,

@@ -1,10 +1,13 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from credits.services import account_for_organization, account_for_user, credits_grant
+from credits.services import (
+    GRANT_REASON_MAX_LENGTH,
+    account_for_organization,
+    account_for_user,
+    credits_grant,
+)
 from gateway.models import Organization, User
 from gateway.money import format_usd, usd_to_micros
-
-GRANT_REASON_MAX_LENGTH = 300  # as on the admin's grant form
 
 
 class Command(BaseCommand):
