@@ -1,5 +1,7 @@
 """Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
-variant, on the training, the validation and the test split of bench/search_queries.yaml.
+variant, on each split of bench/search_queries.yaml: train (what the fusion is chosen and fitted
+on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind
+`seed` split over the seed catalog.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -147,7 +149,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
-    names = ("train", "validation", "test", "named", "needs")
+    names = ("train", "validation", "test", "named", "needs", "seed")
     names += ("given",) if given is not None else ()
     calibration = {name: [q for q in queries if q["split"] == name] for name in names}
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
@@ -205,9 +207,12 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
         ("dense, both texts", lambda s: s["cosine"]),
         ("BM25, full text", lambda s: s["bm25"]),
         ("reciprocal rank fusion", rrf),
-        ("fusion, query as typed", lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"])),
-        ("fusion, framed, as typed", lambda s: as_typed.logits(*s["framed_raw"])),
-        ("fusion, framed, normalised", lambda s: RANKING.logits(*s["framed"])),
+        (
+            "fusion, query as typed",
+            lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"], index.verified),
+        ),
+        ("fusion, framed, as typed", lambda s: as_typed.logits(*s["framed_raw"], index.verified)),
+        ("fusion, framed, normalised", lambda s: RANKING.logits(*s["framed"], index.verified)),
     ]
     if naive_vectors is not None:
         variants[:0] = [
@@ -216,7 +221,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
         ]
 
     def served(s):
-        return RANKING.relevance(s["cosine"], s["bm25"])
+        return RANKING.relevance(s["cosine"], s["bm25"], index.verified)
 
     # One more signal on top of the served relevance, its weight chosen on the training split.
     for label, key, weights in (
@@ -244,7 +249,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
         best = np.argpartition(-relevance, k)[:k]
         moved = s["vector"] + step * index.vectors[best].mean(axis=0)
         moved /= np.linalg.norm(moved)
-        return RANKING.relevance(index.vectors @ moved, s["bm25"])
+        return RANKING.relevance(index.vectors @ moved, s["bm25"], index.verified)
 
     def feedback_on_train(choice):
         ranks = [
@@ -255,7 +260,9 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
 
     k, step = max(itertools.product((2, 3, 5, 10), (0.1, 0.2, 0.35, 0.5)), key=feedback_on_train)
     variants.append((f"+ query feedback [{k}, {step}]", lambda s: feedback(s, k, step)))
-    variants.append(("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"])))
+    variants.append(
+        ("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"], index.verified))
+    )
     # The answer's endpoints picked with at most 3 of one API, so that a second API shows sooner;
     # the ten best as they come, without the five best kept ahead (as served before); and the
     # served ranking read in an answer asked for 5 (its five best endpoints, grouped).
@@ -281,10 +288,13 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     print("training queries the served ranking misses at 5:")
     for query in splits["train"]:
         s = signals[query["q"]]
-        rank = _served_rank(index, RANKING.logits(s["cosine"], s["bm25"]), query["rows"])
+        rank = _served_rank(
+            index, RANKING.logits(s["cosine"], s["bm25"], index.verified), query["rows"]
+        )
         if rank > 5:
             print(f"  {'>' + str(LIMIT) if rank > LIMIT else rank:>4}  {query['q']}")
-    _calibration(calibration["validation"], signals)
+    _verified_prior(index, splits, signals)
+    _calibration(index, calibration["validation"], signals)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
 
@@ -496,7 +506,33 @@ def _rrf(*score_arrays, k: int = 60):
     return total
 
 
-def _calibration(validation, signals) -> None:
+def _verified_prior(index, splits, signals) -> None:
+    """The served ranking with other weights for the verified prior: queries answered in the
+    first five and MRR summed over every split, and over every split but the seed catalog's."""
+    import dataclasses
+
+    from catalog.search import RANKING
+
+    print()
+    print("verified prior (hit@5 and MRR summed: every split | without the seed split):")
+    for weight in (0.0, 0.01, 0.02, 0.03, 0.05, 0.08):
+        ranking = dataclasses.replace(RANKING, verified_prior=weight)
+        totals = {True: [0, 0.0], False: [0, 0.0]}
+        for name, items in splits.items():
+            for query in items:
+                s = signals[query["q"]]
+                relevance = ranking.relevance(s["cosine"], s["bm25"], index.verified)
+                rank = _served_rank(index, relevance, query["rows"])
+                for everything in (True, False) if name != "seed" else (True,):
+                    totals[everything][0] += rank <= 5
+                    totals[everything][1] += 1 / rank if rank <= LIMIT else 0.0
+        every, without = totals[True], totals[False]
+        served = " (served)" if weight == RANKING.verified_prior else ""
+        every_split = f"{every[0]:>4} {every[1]:8.1f}"
+        print(f"  {weight:<5} {every_split} | {without[0]:>4} {without[1]:8.1f}{served}")
+
+
+def _calibration(index, validation, signals) -> None:
     """How often an endpoint with a given served score is an expected one (validation split)."""
     import numpy as np
 
@@ -507,7 +543,7 @@ def _calibration(validation, signals) -> None:
     totals = np.zeros(len(edges) - 1)
     for query in validation:
         s = signals[query["q"]]
-        logits = RANKING.logits(s["cosine"], s["bm25"])
+        logits = RANKING.logits(s["cosine"], s["bm25"], index.verified)
         top = np.argpartition(-logits, 10)[:10]
         scores = 1 / (1 + np.exp(-logits[top]))
         relevant = np.isin(top, query["rows"])
@@ -526,7 +562,8 @@ def _fit(index, train, calibration_train, signals) -> None:
     """Choose the short view's weight, the lexical weight and its saturation on the training
     split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of the chosen
     relevance: "is an expected endpoint" against relevance and its distance below the query's
-    best, over each training query's best 10 endpoints (queries without an answer included)."""
+    best, over each training query's best 10 endpoints (queries without an answer included).
+    The verified prior stays as served (see ``_verified_prior``)."""
 
     def _mixed(query, short_view):
         s = signals[query["q"]]
@@ -535,17 +572,20 @@ def _fit(index, train, calibration_train, signals) -> None:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from catalog.search import Ranking
+    from catalog.search import RANKING, Ranking
 
+    verified = index.verified
     print()
     print("fit on the train split (short view, lexical weight, saturation: hit@1 hit@5 MRR):")
     best = None
     for short_view in (0.0, 0.3, 0.5, 0.7):
         for lexical in (0.0, 0.25, 0.5, 0.75, 1.0):
             for half in (4.0, 8.0, 16.0):
-                ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
+                ranking = Ranking(short_view, lexical, half, 1.0, 0.0, 0.0, RANKING.verified_prior)
                 ranks = [
-                    _served_rank(index, ranking.relevance(*_mixed(q, short_view)), q["rows"])
+                    _served_rank(
+                        index, ranking.relevance(*_mixed(q, short_view), verified), q["rows"]
+                    )
                     for q in train
                 ]
                 print(f"  {short_view:<4} {lexical:<5} {half:<5} {_metrics(ranks)}")
@@ -553,10 +593,10 @@ def _fit(index, train, calibration_train, signals) -> None:
                 if best is None or key > best[0]:
                     best = (key, short_view, lexical, half)
     _, short_view, lexical, half = best
-    ranking = Ranking(short_view, lexical, half, scale=1.0, gap=0.0, bias=0.0)
+    ranking = Ranking(short_view, lexical, half, 1.0, 0.0, 0.0, RANKING.verified_prior)
     features, labels = [], []
     for query in calibration_train:
-        relevance = ranking.relevance(*_mixed(query, short_view))
+        relevance = ranking.relevance(*_mixed(query, short_view), verified)
         best = relevance.max()
         for row in np.argsort(-relevance)[:LIMIT]:
             features.append([relevance[row], relevance[row] - best])

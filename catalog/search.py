@@ -15,16 +15,17 @@ index when it moved; requests arriving during a rebuild keep using the previous 
 Ranking fuses the two signals into one relevance, then calibrates it (see ``Ranking``):
 
     cosine = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
-    relevance = cosine + lexical * bm25 / (bm25 + lexical_half)
+    relevance = cosine + lexical * bm25 / (bm25 + lexical_half) + verified_prior * verified
     score = 1 / (1 + exp(-(scale * relevance + gap * (relevance - best relevance) + bias)))
 
 The two cosines are one dot product with a mixed vector built when the index is; the BM25 term
-(over the full text) is saturated to
-[0, 1) so that it means the same whatever the query's length. The logistic map is fitted on the
-training split of bench/search_queries.yaml, so the score estimates the probability that the
-endpoint is one that answers the query: about 0.5 is "probably relevant", and the estimate
-means the same for every query. The best endpoint of a query gets about 0.5 when its relevance
-is typical, more when the query matches it clearly, less when nothing matches well.
+(over the full text) is saturated to [0, 1) so that it means the same whatever the query's
+length; ``verified`` is 1 for an endpoint the operator verified in a verified API. The logistic
+map is fitted on the training split of bench/search_queries.yaml, so the score estimates the
+probability that the endpoint is one that answers the query: about 0.5 is "probably relevant",
+and the estimate means the same for every query. The best endpoint of a query gets about 0.5
+when its relevance is typical, more when the query matches it clearly, less when nothing
+matches well.
 """
 
 import logging
@@ -290,10 +291,13 @@ class Ranking:
     """How the two signals are fused into one relevance, and how relevance maps to a score.
 
     ``short_view`` (the weight of the short text's vector in each endpoint's mixed vector),
-    ``lexical`` and ``lexical_half`` order the results (chosen on the training split). ``scale``,
-    ``gap`` and ``bias`` only calibrate: a logistic fit of "is an expected endpoint" on the
-    relevance and on its distance below the query's best relevance, over the best 10 endpoints
-    of each training query. Both grow with relevance, so they never change the order.
+    ``lexical`` and ``lexical_half`` order the results (chosen on the training split).
+    ``verified_prior`` is added to the relevance of an endpoint that the operator verified, in a
+    verified API: at about equal relevance, the endpoint the gateway knows to work comes first
+    (chosen on every split of bench/search_queries.yaml, see README "Search"). ``scale``, ``gap``
+    and ``bias`` only calibrate: a logistic fit of "is an expected endpoint" on the relevance and
+    on its distance below the query's best relevance, over the best 10 endpoints of each training
+    query. Both grow with relevance, so they never change the order.
     """
 
     short_view: float
@@ -302,21 +306,38 @@ class Ranking:
     scale: float
     gap: float
     bias: float
+    verified_prior: float = 0.0
     normalise_query: bool = True
 
-    def relevance(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
-        if not self.lexical:
-            return cosine
-        return cosine + self.lexical * (bm25 / (bm25 + self.lexical_half))
+    def relevance(
+        self, cosine: np.ndarray, bm25: np.ndarray, verified: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``verified``: 1.0 for each verified endpoint of a verified API, else 0.0."""
+        relevance = cosine
+        if self.lexical:
+            relevance = relevance + self.lexical * (bm25 / (bm25 + self.lexical_half))
+        if self.verified_prior and verified is not None:
+            relevance = relevance + self.verified_prior * verified
+        return relevance
 
-    def logits(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
-        relevance = self.relevance(cosine, bm25)
+    def logits(
+        self, cosine: np.ndarray, bm25: np.ndarray, verified: np.ndarray | None = None
+    ) -> np.ndarray:
+        relevance = self.relevance(cosine, bm25, verified)
         best = relevance.max() if len(relevance) else 0.0
         return self.scale * relevance + self.gap * (relevance - best) + self.bias
 
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split; see README "Search".
-RANKING = Ranking(short_view=0.5, lexical=0.25, lexical_half=8.0, scale=2.58, gap=23.95, bias=-2.06)
+RANKING = Ranking(
+    short_view=0.5,
+    lexical=0.25,
+    lexical_half=8.0,
+    scale=2.69,
+    gap=22.80,
+    bias=-2.18,
+    verified_prior=0.02,
+)
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
@@ -391,6 +412,7 @@ class SearchIndex:
     version: int
     endpoints: list[IndexedEndpoint]
     api_of: np.ndarray  # each row's API id
+    verified: np.ndarray  # each row's 1.0 when the endpoint and its API are verified, else 0.0
     # (len(endpoints), DIMENSIONS) float32: each endpoint's full and short vectors mixed by
     # Ranking.short_view; zero rows have no embedding yet
     vectors: np.ndarray
@@ -434,7 +456,7 @@ class SearchIndex:
         if not self.endpoints:
             return []
         cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
-        logits = ranking.logits(cosine, bm25)
+        logits = ranking.logits(cosine, bm25, self.verified)
         rows = self.answer(logits, limit=limit)
         scores = _sigmoid(logits[rows].astype(np.float64))
         return [
@@ -579,6 +601,10 @@ def search_index_build(
         version=version,
         endpoints=endpoints,
         api_of=np.array([endpoint.api.id for endpoint in endpoints], dtype=np.int64),
+        verified=np.array(
+            [endpoint.verified and endpoint.api.verified for endpoint in endpoints],
+            dtype=np.float32,
+        ),
         vectors=vectors,
         lexical=lexical,
         unembedded=np.array(missing, dtype=np.int64) if missing else None,

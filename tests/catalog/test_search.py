@@ -23,8 +23,10 @@ from catalog.services import (
     endpoint_embeddings_refresh,
     endpoint_save,
     endpoints_set_enabled,
+    endpoints_set_verified,
     provider_api_save,
     provider_apis_set_enabled,
+    provider_apis_set_verified,
 )
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
 from tests.factories import make_endpoint, make_provider_api
@@ -443,7 +445,7 @@ def test_grouping_never_pushes_one_of_the_five_best_below_fifth_place(client_for
     endpoint_embeddings_refresh()
     prompt = "forecast for the next days"
     index = search_index_current()
-    logits = RANKING.logits(*index.signals(prompt))
+    logits = RANKING.logits(*index.signals(prompt), index.verified)
     best = [index.endpoints[row] for row in np.argsort(-logits)[:10]]
     second = next(endpoint for endpoint in best if endpoint.api.slug != best[0].api.slug)
     # Ten best as they come would hold five or more of the leading API's, grouped ahead of the
@@ -456,3 +458,35 @@ def test_grouping_never_pushes_one_of_the_five_best_below_fifth_place(client_for
     assert (second.api.slug, second.path) in answer[:5]
     assert answer[:5] == flat(search(client, {"prompt": prompt, "limit": 5}))
     assert len(answer) == 10
+
+
+def test_at_about_equal_relevance_the_verified_endpoint_comes_first(client_for, alice, catalog):
+    # Two APIs alike but for their names, which move their relevance by less than the prior.
+    for slug in ("postcheck", "mailcheck-pro"):
+        relay = make_provider_api(slug, description="Email tools.")
+        make_endpoint(relay, "/check", summary="Check whether an email address is deliverable")
+    endpoint_embeddings_refresh()
+    client = client_for(alice.live_key)
+    prompt = "check whether an email address is deliverable"
+    before = [slug for slug, path in flat(search(client, {"prompt": prompt})) if path == "/check"]
+    runner_up = before[1]
+
+    api = ProviderApi.objects.get(slug=runner_up)
+    provider_apis_set_verified(api_ids=[api.pk], verified=True)
+    endpoints_set_verified(endpoint_ids=[api.endpoints.get().pk], verified=True)
+
+    body = search(client, {"prompt": prompt})
+    after = [slug for slug, path in flat(body) if path == "/check"]
+    assert after == [runner_up, before[0]]
+    assert body["results"][0]["verified"] is True
+    assert body["results"][0]["endpoints"][0]["verified"] is True
+
+
+def test_verification_never_lifts_an_endpoint_over_a_clear_match(client_for, alice, catalog):
+    forecast_api = ProviderApi.objects.get(slug="skycast")
+    provider_apis_set_verified(api_ids=[forecast_api.pk], verified=True)
+    endpoints_set_verified(
+        endpoint_ids=list(forecast_api.endpoints.values_list("pk", flat=True)), verified=True
+    )
+    body = search(client_for(alice.live_key), {"prompt": "send an sms to a phone"})
+    assert flat(body)[0] == ("textly", "/sms")
