@@ -3,13 +3,14 @@ accounts it moves (in id order), updates them with F() and appends the ledger le
 order. Nothing here calls the network. Locks are always taken account(s) first, then holds.
 """
 
+import logging
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import BigIntegerField, Case, F, Q, Value, When
 from django.utils import timezone
 
@@ -18,6 +19,8 @@ from credits.models import Account, Hold, LedgerEntry, UsageEvent
 from gateway.errors import Conflict, InsufficientCredits, InvalidRequest, NotFound
 from gateway.models import Organization, User
 from gateway.money import format_usd, micros_to_cents
+
+logger = logging.getLogger("credits")
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,25 @@ def account_ids_forget() -> None:
     _platform_id = None
 
 
+# PostgreSQL breaks a deadlock by ending one of its transactions, which is meant to be run again.
+DEADLOCK_ATTEMPTS = 3
+DEADLOCK_DETECTED = "40P01"
+
+
+def _retrying_deadlocks(work):
+    """``work()``, one transaction of its own, run again when PostgreSQL ended it to break a
+    deadlock. Inside a caller's transaction the caller's whole work was lost with it, so only
+    the caller could run it again: the error is raised."""
+    for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+        try:
+            return work()
+        except OperationalError as error:
+            deadlocked = getattr(error.__cause__, "sqlstate", None) == DEADLOCK_DETECTED
+            if not deadlocked or connection.in_atomic_block or attempt == DEADLOCK_ATTEMPTS:
+                raise
+            logger.warning("A deadlock ended a settlement transaction; running it again")
+
+
 def _one_statement() -> bool:
     return connection.vendor == "postgresql" and settings.CREDITS_ONE_STATEMENT_SETTLEMENT
 
@@ -305,18 +327,22 @@ def hold_reserve(
                 reserved = settlement_sql.reserve(hold)
             if reserved:
                 return hold
-        with transaction.atomic():
-            if not _take_funds(account_id=account_id, amount_micros=amount_micros):
-                _take_funds_after_sweeping(
-                    account_id=account_id, amount_micros=amount_micros, now=now
-                )
-            hold.save(force_insert=True)
+        _retrying_deadlocks(lambda: _reserve_with_row_locks(hold, now))
     except IntegrityError:
         existing = Hold.objects.filter(request_id=request_id).first()
         if existing is None:
             raise
         return existing
     return hold
+
+
+def _reserve_with_row_locks(hold: Hold, now: datetime) -> None:
+    with transaction.atomic():
+        if not _take_funds(account_id=hold.account_id, amount_micros=hold.amount_micros):
+            _take_funds_after_sweeping(
+                account_id=hold.account_id, amount_micros=hold.amount_micros, now=now
+            )
+        hold.save(force_insert=True)
 
 
 def _hold_for_settlement(*, request_id: str) -> Hold:
@@ -383,8 +409,10 @@ def hold_capture(
         )
     for _ in range(2):
         try:
-            return _capture(
-                hold, amount_micros, provider_id, description, metadata, also_record, now
+            return _retrying_deadlocks(
+                lambda: _capture(
+                    hold, amount_micros, provider_id, description, metadata, also_record, now
+                )
             )
         except _NoPlatformAccount:
             account_platform()

@@ -1,0 +1,79 @@
+"""A settlement transaction that PostgreSQL ends to break a deadlock is run again."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from credits.models import Account, Hold
+from credits.services import hold_reserve
+from tests.factories import fund, make_persona
+
+PRICE = 10_000
+
+
+def _lock_waiters() -> int:
+    with connections["default"].cursor() as cursor:
+        # Inside a transaction the statistics views keep their first reading unless cleared.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+def _wait_for_a_lock_waiter() -> None:
+    deadline = time.monotonic() + 10
+    while _lock_waiters() < 1:
+        assert time.monotonic() < deadline, "no transaction is waiting on a lock"
+        time.sleep(0.01)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reservation_ended_by_a_deadlock_is_run_again(settings):
+    settings.CREDITS_ONE_STATEMENT_SETTLEMENT = False
+    account = fund(make_persona("deadlock@example.com").user, PRICE)
+    overdue = hold_reserve(account=account, amount_micros=PRICE, request_id="run_crashed")
+    Hold.objects.filter(pk=overdue.pk).update(expires_at=timezone.now() - timedelta(hours=1))
+    hold_locked, outcome = threading.Event(), {}
+
+    def lock_the_hold_then_the_account():
+        # The reverse of the services' order (account, then holds): the reservation below,
+        # which sweeps the overdue hold with the account locked, waits for this transaction,
+        # which then waits for it. PostgreSQL ends the one that waited first: the reservation.
+        try:
+            with transaction.atomic():
+                Hold.objects.select_for_update().get(pk=overdue.pk)
+                hold_locked.set()
+                _wait_for_a_lock_waiter()
+                Account.objects.filter(pk=account.pk).update(held_micros=F("held_micros"))
+            outcome["other"] = "committed"
+        except OperationalError:
+            outcome["other"] = "ended"
+        finally:
+            connections.close_all()
+
+    def reserve():
+        try:
+            assert hold_locked.wait(10)
+            return hold_reserve(account=account, amount_micros=PRICE, request_id="run_next")
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        other = pool.submit(lock_the_hold_then_the_account)
+        hold = pool.submit(reserve).result(timeout=30)
+        other.result(timeout=30)
+
+    assert outcome["other"] == "committed"
+    assert hold.status == Hold.Status.PENDING and hold.pk is not None
+    overdue.refresh_from_db()
+    assert overdue.status == Hold.Status.EXPIRED
+    account.refresh_from_db()
+    assert (account.balance_micros, account.held_micros) == (PRICE, PRICE)
