@@ -324,7 +324,7 @@ def hold_reserve(
     try:
         if _one_statement():
             with _savepoint_if_in_transaction():
-                reserved = settlement_sql.reserve(hold)
+                reserved = _retrying_deadlocks(lambda: settlement_sql.reserve(hold))
             if reserved:
                 return hold
         _retrying_deadlocks(lambda: _reserve_with_row_locks(hold, now))
@@ -442,15 +442,17 @@ def _capture_in_one_statement(
             _platform_id = account_platform().pk
         legs = _capture_legs(hold, amount_micros, provider_id, _platform_id)
         with _savepoint_if_in_transaction():
-            outcome = settlement_sql.capture(
-                hold=hold,
-                amount_micros=amount_micros,
-                legs=[(leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in legs],
-                description=description,
-                metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
-                event_ref=f"call:{hold.request_id}",
-                now=now,
-                usage=also_record,
+            outcome = _retrying_deadlocks(
+                lambda legs=legs: settlement_sql.capture(
+                    hold=hold,
+                    amount_micros=amount_micros,
+                    legs=[(leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in legs],
+                    description=description,
+                    metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
+                    event_ref=f"call:{hold.request_id}",
+                    now=now,
+                    usage=also_record,
+                )
             )
         if outcome is settlement_sql.CaptureOutcome.CAPTURED:
             hold.status, hold.captured_micros = Hold.Status.CAPTURED, amount_micros
