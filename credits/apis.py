@@ -88,15 +88,27 @@ class CreditsBalanceApi(APIView):
         return Response({"success": True, "balance": format_usd(account.available_micros)})
 
 
+AMOUNT_CENTS_PRECISION = (
+    "Give at most 4 decimal places (a micro-dollar) and 12 digits before the decimal point."
+)
+
+
 class CreditsCheckApi(APIView):
     class CreditsCheckInputSerializer(RequestBodySerializer):
         # A JSON number (the contract's type); a numeric string is read too.
+        # DRF checks the digits in total before the decimals, so a float's tail (0.1 + 0.2 =
+        # 0.30000000000000004) would be told about "16 digits in total"; both say what is allowed.
         amountCents = serializers.DecimalField(
             max_digits=16,
             decimal_places=4,
             min_value=0,
             coerce_to_string=False,
-            help_text="cents; 100 = one dollar",
+            help_text="cents, to 4 decimal places (a micro-dollar); 100 = one dollar",
+            error_messages={
+                "max_digits": AMOUNT_CENTS_PRECISION,
+                "max_decimal_places": AMOUNT_CENTS_PRECISION,
+                "max_whole_digits": AMOUNT_CENTS_PRECISION,
+            },
         )
 
     class CreditsCheckOutputSerializer(serializers.Serializer):

@@ -143,6 +143,18 @@ def test_check_refuses_a_bad_amount_naming_the_field(client_for, alice, payload)
     assert body["error"].startswith("amountCents:")
 
 
+@pytest.mark.parametrize("amount", [0.1 + 0.2, 0.00001, 1e12])
+def test_a_too_precise_or_too_large_amount_is_told_what_is_allowed(client_for, alice, amount):
+    response = client_for(alice.live_key).post(
+        "/v1/credits/check", {"amountCents": amount}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "amountCents: Give at most 4 decimal places (a micro-dollar) and 12 digits before the "
+        "decimal point."
+    )
+
+
 # --- usage ---------------------------------------------------------------------------------
 
 
