@@ -517,19 +517,29 @@ def _verified_prior(index, splits, signals) -> None:
     print("verified prior (hit@5 and MRR summed: every split | without the seed split):")
     for weight in (0.0, 0.01, 0.02, 0.03, 0.05, 0.08):
         ranking = dataclasses.replace(RANKING, verified_prior=weight)
-        totals = {True: [0, 0.0], False: [0, 0.0]}
-        for name, items in splits.items():
-            for query in items:
-                s = signals[query["q"]]
-                relevance = ranking.relevance(s["cosine"], s["bm25"], index.verified)
-                rank = _served_rank(index, relevance, query["rows"])
-                for everything in (True, False) if name != "seed" else (True,):
-                    totals[everything][0] += rank <= 5
-                    totals[everything][1] += 1 / rank if rank <= LIMIT else 0.0
-        every, without = totals[True], totals[False]
+        ranks = {
+            name: [
+                _served_rank(
+                    index,
+                    ranking.relevance(
+                        signals[q["q"]]["cosine"], signals[q["q"]]["bm25"], index.verified
+                    ),
+                    q["rows"],
+                )
+                for q in items
+            ]
+            for name, items in splits.items()
+        }
+        every = [rank for items in ranks.values() for rank in items]
+        without = [rank for name, items in ranks.items() if name != "seed" for rank in items]
         served = " (served)" if weight == RANKING.verified_prior else ""
-        every_split = f"{every[0]:>4} {every[1]:8.1f}"
-        print(f"  {weight:<5} {every_split} | {without[0]:>4} {without[1]:8.1f}{served}")
+        print(f"  {weight:<5} {_sums(every)} | {_sums(without)}{served}")
+
+
+def _sums(ranks: list[int]) -> str:
+    """Queries answered in the first five, and the reciprocal ranks summed."""
+    mrr_sum = sum(1 / rank for rank in ranks if rank <= LIMIT)
+    return f"{sum(rank <= 5 for rank in ranks):>4} {mrr_sum:8.1f}"
 
 
 def _calibration(index, validation, signals) -> None:
@@ -575,13 +585,15 @@ def _fit(index, train, calibration_train, signals) -> None:
     from catalog.search import RANKING, Ranking
 
     verified = index.verified
+    # Relevance alone (the calibration is fitted last), with the verified prior as served.
+    fit_start = {"scale": 1.0, "gap": 0.0, "bias": 0.0, "verified_prior": RANKING.verified_prior}
     print()
     print("fit on the train split (short view, lexical weight, saturation: hit@1 hit@5 MRR):")
     best = None
     for short_view in (0.0, 0.3, 0.5, 0.7):
         for lexical in (0.0, 0.25, 0.5, 0.75, 1.0):
             for half in (4.0, 8.0, 16.0):
-                ranking = Ranking(short_view, lexical, half, 1.0, 0.0, 0.0, RANKING.verified_prior)
+                ranking = Ranking(short_view, lexical, half, **fit_start)
                 ranks = [
                     _served_rank(
                         index, ranking.relevance(*_mixed(q, short_view), verified), q["rows"]
@@ -593,7 +605,7 @@ def _fit(index, train, calibration_train, signals) -> None:
                 if best is None or key > best[0]:
                     best = (key, short_view, lexical, half)
     _, short_view, lexical, half = best
-    ranking = Ranking(short_view, lexical, half, 1.0, 0.0, 0.0, RANKING.verified_prior)
+    ranking = Ranking(short_view, lexical, half, **fit_start)
     features, labels = [], []
     for query in calibration_train:
         relevance = ranking.relevance(*_mixed(query, short_view), verified)
