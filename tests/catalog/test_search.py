@@ -1,5 +1,6 @@
 """POST /v1/search on a small fixed catalog, with the real model (loaded once per test session)."""
 
+import dataclasses
 import gc
 import weakref
 
@@ -490,3 +491,56 @@ def test_verification_never_lifts_an_endpoint_over_a_clear_match(client_for, ali
     )
     body = search(client_for(alice.live_key), {"prompt": "send an sms to a phone"})
     assert flat(body)[0] == ("textly", "/sms")
+
+
+def test_the_lexical_best_match_takes_fifth_place_when_it_ranks_below():
+    ranking = dataclasses.replace(RANKING, verified_prior=0.0)
+    cosine = np.linspace(0.9, 0.1, 12, dtype=np.float32)
+    bm25 = np.zeros(12, dtype=np.float32)
+    bm25[9] = 7.0  # the words' best match, tenth by relevance
+    bm25[2] = 3.0
+    unlifted = dataclasses.replace(ranking, lexical_best_place=0).relevance(cosine, bm25)
+
+    lifted = ranking.relevance(cosine, bm25)
+    order = np.argsort(-lifted, kind="stable").tolist()
+    assert order[:6] == [0, 1, 2, 3, 9, 4]
+    assert unlifted[4] < lifted[9] <= unlifted[3]
+    others = np.arange(12) != 9
+    assert np.array_equal(lifted[others], unlifted[others])
+
+
+def test_a_lexical_best_match_already_among_the_first_five_keeps_its_place():
+    ranking = dataclasses.replace(RANKING, verified_prior=0.0)
+    cosine = np.linspace(0.9, 0.1, 12, dtype=np.float32)
+    unlifted = dataclasses.replace(ranking, lexical_best_place=0)
+    for bm25 in (np.eye(12, dtype=np.float32)[3] * 5, np.zeros(12, dtype=np.float32)):
+        assert np.array_equal(ranking.relevance(cosine, bm25), unlifted.relevance(cosine, bm25))
+
+
+def test_the_best_match_of_the_query_words_is_among_the_first_five(client_for, alice, catalog):
+    sunny = make_provider_api("sunny", description="Weather forecasts.")
+    for path, summary in FORECASTS:
+        make_endpoint(sunny, path, summary=summary)
+    aviation = make_provider_api("avwx", description="Flight planning tools for pilots.")
+    make_endpoint(
+        aviation,
+        "/metar/{station}",
+        summary="METAR",
+        description="Latest METAR observation for an airport by ICAO code.",
+    )
+    endpoint_embeddings_refresh()
+    prompt = "current weather at an airport by icao code"
+    index = search_index_current()
+    cosine, bm25 = index.signals(prompt)
+    words_best = int(np.argmax(bm25))
+    assert index.endpoints[words_best].api.slug == "avwx"
+    # The model alone prefers seven forecasts to the one report the words name.
+    unlifted = dataclasses.replace(RANKING, lexical_best_place=0)
+    unlifted_order = np.argsort(-unlifted.logits(cosine, bm25, index.verified)).tolist()
+    assert unlifted_order.index(words_best) >= 5
+
+    body = search(client_for(alice.live_key), {"prompt": prompt, "limit": 10})
+    answer = flat(body)
+    assert ("avwx", "/metar/{station}") in answer[:5]
+    scores = [endpoint["score"] for api in body["results"] for endpoint in api["endpoints"]]
+    assert scores[answer.index(("avwx", "/metar/{station}"))] >= sorted(scores)[-5]
