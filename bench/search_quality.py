@@ -517,10 +517,7 @@ def _naive_bm25(texts: list[str]):
 
 
 def _metrics(ranks: list[int]) -> str:
-    count = len(ranks)
-    hit1 = sum(rank <= 1 for rank in ranks) / count
-    hit5 = sum(rank <= 5 for rank in ranks) / count
-    mrr = sum(1 / rank for rank in ranks if rank <= LIMIT) / count
+    hit1, hit5, mrr = _rank_figures(ranks).mean(axis=0)
     return f"{hit1:>6.3f} {hit5:>6.3f} {mrr:>6.3f}"
 
 
@@ -651,13 +648,13 @@ def _tilted_weights(features, target, iterations: int = 100):
         spread = centred - gradient
         hessian = (spread * weights[:, None]).T @ spread + 1e-9 * np.eye(len(multipliers))
         direction = np.linalg.solve(hessian, gradient)
-        length = 1.0
-        while length > 1e-6:
+        for length in 0.5 ** np.arange(20):
             candidate = multipliers - length * direction
             candidate_value, candidate_weights = dual(candidate)
             if candidate_value <= value:
                 break
-            length /= 2
+        else:
+            break  # no step lowers the dual any more: as near to the target as it gets
         multipliers, value, weights = candidate, candidate_value, candidate_weights
     return weights / weights.sum()
 
@@ -678,8 +675,8 @@ def _flat_rank(scores, relevant: list[int]) -> int:
 
 def _sums(ranks: list[int]) -> str:
     """Queries answered in the first five, and the reciprocal ranks summed."""
-    mrr_sum = sum(1 / rank for rank in ranks if rank <= LIMIT)
-    return f"{sum(rank <= 5 for rank in ranks):>4} {mrr_sum:8.1f}"
+    _, hit5, mrr = _rank_figures(ranks).sum(axis=0)
+    return f"{hit5:>4.0f} {mrr:8.1f}"
 
 
 def _calibration(index, validation, signals) -> None:
