@@ -8,6 +8,7 @@ nothing. CORPUS_DIR overrides the corpus location.
     .venv/bin/python bench/catalog_import.py
 """
 
+import argparse
 import os
 import statistics
 import sys
@@ -22,6 +23,7 @@ REQUESTS = 50
 
 
 def main() -> None:
+    _arguments()
     sys.path.insert(0, str(ROOT))
     throwaway = None
     if os.environ.get("BENCH_DATABASE_URL"):
@@ -166,6 +168,13 @@ def _admin_sql(statement: str) -> None:
 
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
         db.execute(statement)
+
+
+def _arguments() -> None:
+    """No arguments (settings are environment variables); --help prints the module's description."""
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
 
 
 if __name__ == "__main__":

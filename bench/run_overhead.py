@@ -21,6 +21,7 @@ Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:543
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/6), RUN_OVERHEAD_CALLS, RUN_THROUGHPUT_SECONDS.
 """
 
+import argparse
 import http.client
 import json
 import os
@@ -297,6 +298,7 @@ def percentile(values, fraction):
 
 
 def main():
+    _arguments()
     env = environment()
     print(f"Database {database_url()}, Redis {REDIS_URL}")
     recreate_database()
@@ -401,6 +403,13 @@ def main():
         f"charges: {entries} api_call entries totalling {total} micro-dollars; successful "
         f"runs x price = {expected}; drift {total - expected}"
     )
+
+
+def _arguments() -> None:
+    """No arguments (settings are environment variables); --help prints the module's description."""
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ figures; asserts nothing.
     .venv/bin/python bench/search_speed.py
 """
 
+import argparse
 import os
 import random
 import signal
@@ -30,6 +31,7 @@ ROUNDS = 3
 
 
 def main() -> None:
+    _arguments()
     sys.path.insert(0, str(ROOT))
     throwaway = None
     if os.environ.get("BENCH_DATABASE_URL"):
@@ -230,6 +232,13 @@ def _admin_sql(statement: str) -> None:
 
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
         db.execute(statement)
+
+
+def _arguments() -> None:
+    """No arguments (settings are environment variables); --help prints the module's description."""
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
 
 
 if __name__ == "__main__":
