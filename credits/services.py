@@ -75,8 +75,15 @@ def _account_get_or_create(*, kind: str, **owner) -> Account:
         return Account.objects.get(kind=kind, **owner)
 
 
+def _for_update(manager):
+    """Row locks for writers that never change a key column: FOR NO KEY UPDATE excludes every
+    other writer as FOR UPDATE does, but not the KEY SHARE lock a foreign key check takes, so
+    recording a usage event or a hold of an account never waits for that account's settlement."""
+    return manager.select_for_update(no_key=True)
+
+
 def _lock_accounts(account_ids) -> dict[int, Account]:
-    locked = Account.objects.select_for_update().filter(pk__in=set(account_ids)).order_by("pk")
+    locked = _for_update(Account.objects).filter(pk__in=set(account_ids)).order_by("pk")
     return {account.pk: account for account in locked}
 
 
@@ -214,7 +221,7 @@ def credits_adjust(*, account: Account, amount_micros: int, reason: str) -> list
 def _expire_pending_holds(*, account: Account, now: datetime) -> int:
     """Expire the account's overdue pending holds; the caller holds the account's row lock."""
     overdue = list(
-        Hold.objects.select_for_update()
+        _for_update(Hold.objects)
         .filter(account=account, status=Hold.Status.PENDING, expires_at__lt=now)
         .values_list("pk", "amount_micros")
     )
@@ -368,7 +375,7 @@ def _lock_for_settlement(account_ids: list[int]) -> tuple[dict[int, int], int]:
     """Lock the given accounts and the platform account in id order; their balances and the
     platform account's id."""
     rows = list(
-        Account.objects.select_for_update()
+        _for_update(Account.objects)
         .filter(Q(pk__in=account_ids) | Q(kind=Account.Kind.PLATFORM))
         .order_by("pk")
         .values_list("pk", "kind", "balance_micros")

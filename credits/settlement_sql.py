@@ -170,7 +170,7 @@ def capture(
             SELECT id FROM {ACCOUNTS}
             WHERE id IN (SELECT account_id FROM legs)
             ORDER BY id
-            FOR UPDATE
+            FOR NO KEY UPDATE
         ),
         claimed AS (
             UPDATE {HOLDS} SET status = %(captured)s::varchar,
