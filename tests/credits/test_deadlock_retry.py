@@ -2,7 +2,6 @@
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -13,6 +12,7 @@ from django.utils import timezone
 from credits.models import Account, Hold
 from credits.services import hold_reserve
 from tests.factories import fund, make_persona
+from tests.threads import side_by_side
 
 PRICE = 10_000
 
@@ -56,20 +56,12 @@ def test_a_reservation_ended_by_a_deadlock_is_run_again(settings):
             outcome["other"] = "committed"
         except OperationalError:
             outcome["other"] = "ended"
-        finally:
-            connections.close_all()
 
     def reserve():
-        try:
-            assert hold_locked.wait(10)
-            return hold_reserve(account=account, amount_micros=PRICE, request_id="run_next")
-        finally:
-            connections.close_all()
+        assert hold_locked.wait(10)
+        return hold_reserve(account=account, amount_micros=PRICE, request_id="run_next")
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        other = pool.submit(lock_the_hold_then_the_account)
-        hold = pool.submit(reserve).result(timeout=30)
-        other.result(timeout=30)
+    hold = side_by_side(lock_the_hold_then_the_account, reserve)
 
     assert outcome["other"] == "committed"
     assert hold.status == Hold.Status.PENDING and hold.pk is not None

@@ -2,14 +2,14 @@
 against them: the foreign key check of a usage event's insert does not wait for it."""
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connections, transaction
+from django.db import transaction
 
 from credits.models import UsageEvent
 from credits.services import hold_capture, hold_reserve, usage_event_record
 from tests.factories import fund, make_persona, provider_account
+from tests.threads import side_by_side
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("both_settlements")]
 
@@ -40,29 +40,20 @@ def test_a_call_is_recorded_while_a_capture_holds_its_account():
     outcome = {}
 
     def capture_and_keep_the_transaction_open():
-        try:
-            with transaction.atomic():
-                hold_capture(
-                    hold=hold, amount_micros=PRICE, provider_account=provider, description="leads"
-                )
-                captured.set()
-                outcome["recorded while capturing"] = recorded.wait(SETTLEMENT_KEPT_OPEN_SECONDS)
-        finally:
-            connections.close_all()
+        with transaction.atomic():
+            hold_capture(
+                hold=hold, amount_micros=PRICE, provider_account=provider, description="leads"
+            )
+            captured.set()
+            outcome["recorded while capturing"] = recorded.wait(SETTLEMENT_KEPT_OPEN_SECONDS)
 
     def record():
-        try:
-            assert captured.wait(SETTLEMENT_KEPT_OPEN_SECONDS)
-            event = _record_a_rejected_call(account, "run_rejected")
-            recorded.set()
-            return event
-        finally:
-            connections.close_all()
+        assert captured.wait(SETTLEMENT_KEPT_OPEN_SECONDS)
+        event = _record_a_rejected_call(account, "run_rejected")
+        recorded.set()
+        return event
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        settling = pool.submit(capture_and_keep_the_transaction_open)
-        event = pool.submit(record).result(timeout=30)
-        settling.result(timeout=30)
+    event = side_by_side(capture_and_keep_the_transaction_open, record)
 
     assert outcome["recorded while capturing"] is True
     assert UsageEvent.objects.get(pk=event.pk).status == UsageEvent.Status.REJECTED
