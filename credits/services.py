@@ -78,7 +78,8 @@ def _account_get_or_create(*, kind: str, **owner) -> Account:
 def _for_update(manager):
     """Row locks for writers that never change a key column: FOR NO KEY UPDATE excludes every
     other writer as FOR UPDATE does, but not the KEY SHARE lock a foreign key check takes, so
-    recording a usage event or a hold of an account never waits for that account's settlement."""
+    inserting a row that refers to an account (a rejected call's usage event) never waits for
+    that account's settlement."""
     return manager.select_for_update(no_key=True)
 
 
