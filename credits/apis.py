@@ -25,6 +25,12 @@ def _account_of(request) -> Account:
     return account
 
 
+def _query(request) -> dict:
+    """The query string as a plain dict: in a QueryDict DRF reads an empty value as absent, and
+    `?limit=` is refused like any other value that is not a number in range."""
+    return request.query_params.dict()
+
+
 def _validated(serializer_class, data) -> dict:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
@@ -158,7 +164,7 @@ class CreditsUsageApi(APIView):
         responses=CreditsUsageOutputSerializer,
     )
     def get(self, request):
-        params = _validated(self.CreditsUsageQuerySerializer, request.query_params)
+        params = _validated(self.CreditsUsageQuerySerializer, _query(request))
         limit, offset = params["limit"], params["offset"]
         events = usage_events_in_window(account=_account_of(request), days=params["days"])
         total, spent = usage_window_totals(events=events)
@@ -196,7 +202,7 @@ class CreditsTransactionsApi(APIView):
         responses=CreditsTransactionsOutputSerializer,
     )
     def get(self, request):
-        params = _validated(self.CreditsTransactionsQuerySerializer, request.query_params)
+        params = _validated(self.CreditsTransactionsQuerySerializer, _query(request))
         limit, offset = params["limit"], params["offset"]
         entries = ledger_entries_for_account(account=_account_of(request))
         page = entries[offset : offset + limit]

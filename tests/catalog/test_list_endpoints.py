@@ -122,6 +122,8 @@ def test_the_payable_filter_keeps_payable_endpoints(client_for, alice, catalog):
         ("limit=1.5", "limit"),
         ("offset=-1", "offset"),
         ("offset=x", "offset"),
+        ("limit=", "limit"),
+        ("offset=", "offset"),
         ("offset=2374188938519459659776", "offset"),
         ("verified=maybe", "verified"),
         ("isPayable=2", "isPayable"),

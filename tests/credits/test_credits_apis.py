@@ -199,6 +199,8 @@ def test_usage_pages_and_widens_the_window(client_for, alice):
         ({"days": 366}, "days"),
         ({"days": 0}, "days"),
         ({"limit": "ten"}, "limit"),
+        ({"limit": ""}, "limit"),
+        ({"days": ""}, "days"),
     ],
 )
 def test_usage_refuses_out_of_bounds_parameters(client_for, alice, params, field):
@@ -244,7 +246,15 @@ def test_transactions_page(client_for, alice):
 
 
 @pytest.mark.parametrize(
-    "params", [{"limit": 201}, {"limit": 0}, {"offset": "x"}, {"offset": MAX_OFFSET + 1}]
+    "params",
+    [
+        {"limit": 201},
+        {"limit": 0},
+        {"limit": ""},
+        {"offset": "x"},
+        {"offset": ""},
+        {"offset": MAX_OFFSET + 1},
+    ],
 )
 def test_transactions_refuse_out_of_bounds_parameters(client_for, alice, params):
     response = client_for(alice.live_key).get("/v1/credits/transactions", params)
