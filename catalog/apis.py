@@ -174,13 +174,11 @@ class EndpointListInputSerializer(serializers.Serializer):
     offset = offset_field(help_text="APIs skipped")
     verified = serializers.BooleanField(
         required=False,
-        allow_null=True,
         default=None,
         help_text="Only verified (true) or only unverified (false) APIs and endpoints",
     )
     isPayable = serializers.BooleanField(
         required=False,
-        allow_null=True,
         default=None,
         help_text="Only payable (true) or only non-payable (false) endpoints",
     )

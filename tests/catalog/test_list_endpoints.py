@@ -127,6 +127,8 @@ def test_the_payable_filter_keeps_payable_endpoints(client_for, alice, catalog):
         ("offset=2374188938519459659776", "offset"),
         ("verified=maybe", "verified"),
         ("isPayable=2", "isPayable"),
+        ("verified=", "verified"),
+        ("isPayable=", "isPayable"),
     ],
 )
 def test_out_of_bounds_or_malformed_parameters_are_a_400_naming_the_field(
