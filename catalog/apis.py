@@ -27,7 +27,7 @@ from catalog.serializers import (
     CatalogParameterSerializer,
 )
 from catalog.snippets import ALL_FORMATS, FORMATS
-from gateway.inputs import RequestBodySerializer
+from gateway.inputs import RequestBodySerializer, query_string
 from gateway.pagination import offset_field
 
 METHODS = [choice for choice, _ in Endpoint.Method.choices]
@@ -228,8 +228,7 @@ class EndpointListApi(APIView):
         responses=EndpointListOutputSerializer,
     )
     def get(self, request):
-        # A plain dict: DRF reads a missing boolean in a QueryDict as false, not as absent.
-        serializer = EndpointListInputSerializer(data=request.query_params.dict())
+        serializer = EndpointListInputSerializer(data=query_string(request))
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         body = catalog_list_page_json(

@@ -11,7 +11,7 @@ from credits.selectors import (
     usage_window_totals,
 )
 from credits.services import account_for_owner, holds_expire
-from gateway.inputs import RequestBodySerializer
+from gateway.inputs import RequestBodySerializer, query_string
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
 from gateway.pagination import offset_field
 
@@ -23,12 +23,6 @@ def _account_of(request) -> Account:
         holds_expire(account=account)
         account.refresh_from_db()
     return account
-
-
-def _query(request) -> dict:
-    """The query string as a plain dict: in a QueryDict DRF reads an empty value as absent, and
-    `?limit=` is refused like any other value that is not a number in range."""
-    return request.query_params.dict()
 
 
 def _validated(serializer_class, data) -> dict:
@@ -164,7 +158,7 @@ class CreditsUsageApi(APIView):
         responses=CreditsUsageOutputSerializer,
     )
     def get(self, request):
-        params = _validated(self.CreditsUsageQuerySerializer, _query(request))
+        params = _validated(self.CreditsUsageQuerySerializer, query_string(request))
         limit, offset = params["limit"], params["offset"]
         events = usage_events_in_window(account=_account_of(request), days=params["days"])
         total, spent = usage_window_totals(events=events)
@@ -202,7 +196,7 @@ class CreditsTransactionsApi(APIView):
         responses=CreditsTransactionsOutputSerializer,
     )
     def get(self, request):
-        params = _validated(self.CreditsTransactionsQuerySerializer, _query(request))
+        params = _validated(self.CreditsTransactionsQuerySerializer, query_string(request))
         limit, offset = params["limit"], params["offset"]
         entries = ledger_entries_for_account(account=_account_of(request))
         page = entries[offset : offset + limit]

@@ -1,4 +1,4 @@
-"""The base of every JSON request body the API reads."""
+"""How the API reads its inputs: JSON request bodies and query strings."""
 
 from collections.abc import Mapping
 
@@ -23,3 +23,10 @@ class RequestBodySerializer(serializers.Serializer):
                     {name: f"unknown field; this request takes {known}" for name in unknown}
                 )
         return super().to_internal_value(data)
+
+
+def query_string(request) -> dict:
+    """A GET route's query string as a plain dict for its serializer. DRF reads a QueryDict as
+    form data: a missing boolean as false, and an empty value (`?limit=`) as absent; as a dict,
+    a missing field takes its default and an empty one is refused like any other bad value."""
+    return request.query_params.dict()
