@@ -3,7 +3,7 @@ from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
-from credits.services import GRANT_REASON_MAX_LENGTH, credits_grant, ledger_refund
+from credits.services.ledger import GRANT_REASON_MAX_LENGTH, credits_grant, ledger_refund
 from gateway.errors import ApiError
 from gateway.money import format_usd, usd_to_micros
 

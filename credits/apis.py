@@ -10,7 +10,8 @@ from credits.selectors import (
     usage_events_in_window,
     usage_window_totals,
 )
-from credits.services import account_for_owner, holds_expire
+from credits.services.accounts import account_for_owner
+from credits.services.holds import holds_expire
 from gateway.inputs import RequestBodySerializer, query_string
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
 from gateway.pagination import offset_field

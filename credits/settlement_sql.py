@@ -3,9 +3,9 @@
 A paid call reserves a hold and later captures it. Done with the ORM, each is a transaction of
 several statements, and on a busy 2-core machine every round trip to PostgreSQL costs far more
 than the work it carries. Here each is a single statement, atomic on its own: data-modifying
-CTEs that lock, check, move and record in one go. credits.services uses them on PostgreSQL
-(unless CREDITS_ONE_STATEMENT_SETTLEMENT is off) and its portable ORM transactions elsewhere;
-the test suite runs the money tests against both.
+CTEs that lock, check, move and record in one go. credits.services.holds uses them on
+PostgreSQL (unless CREDITS_ONE_STATEMENT_SETTLEMENT is off) and its portable ORM transactions
+elsewhere; the test suite runs the money tests against both.
 
 Both are sent with server-side parameters and prepared on their connection (psycopg prepares a
 statement on first use and reuses it while the connection lives; the database settings give it

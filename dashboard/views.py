@@ -35,7 +35,8 @@ from credits.selectors import (
     usage_window_start,
     usage_window_totals,
 )
-from credits.services import account_for_organization, account_for_user, holds_expire
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.holds import holds_expire
 from dashboard.charts import spend_chart
 from dashboard.forms import (
     ApiKeyCreateForm,

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from catalog.selectors import route_cache_clear
-from credits.services import account_ids_forget
+from credits.services.accounts import account_ids_forget
 from gateway import key_cache, ratelimit
 from tests.factories import KeyedPersona, make_persona
 

@@ -2,7 +2,8 @@ from dataclasses import dataclass
 
 from catalog.models import Endpoint, ProviderApi
 from credits.models import Account
-from credits.services import account_for_organization, account_for_user, credits_grant
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.ledger import credits_grant
 from gateway.models import ApiKey, Membership, Organization, User, hash_api_key_secret
 from gateway.services import api_key_create, membership_add, organization_create
 

@@ -2,7 +2,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from credits.models import Account, Hold, LedgerEntry
-from credits.services import hold_reserve
+from credits.services.holds import hold_reserve
 from tests.factories import fund
 
 

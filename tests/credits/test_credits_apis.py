@@ -3,14 +3,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from credits.services import (
-    account_for_organization,
-    account_for_user,
-    credits_grant,
-    hold_capture,
-    hold_reserve,
-    usage_event_record,
-)
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.holds import hold_capture, hold_reserve
+from credits.services.ledger import credits_grant
+from credits.services.usage import usage_event_record
 from gateway.pagination import MAX_OFFSET
 from tests.factories import fund, provider_account
 

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from credits.models import Account, Hold
-from credits.services import hold_reserve
+from credits.services.holds import hold_reserve
 from tests.factories import fund, make_persona
 from tests.threads import side_by_side
 

@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from credits.models import Hold, LedgerEntry
-from credits.services import hold_capture, hold_release, hold_reserve
+from credits.services.holds import hold_capture, hold_release, hold_reserve
 from gateway.errors import Conflict, InvalidRequest
 from tests.factories import fund, provider_account
 

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.db import connections
 
 from credits.models import Account, Hold
-from credits.services import hold_reserve
+from credits.services.holds import hold_reserve
 from gateway.errors import InsufficientCredits
 from tests.factories import fund, make_persona
 

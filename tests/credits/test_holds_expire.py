@@ -5,7 +5,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from credits.models import Hold
-from credits.services import hold_capture, hold_reserve, holds_expire
+from credits.services.holds import hold_capture, hold_reserve, holds_expire
 from tests.factories import fund
 
 pytestmark = pytest.mark.usefixtures("both_settlements")

@@ -2,7 +2,8 @@ import pytest
 from django.core.management import call_command
 
 from credits.models import LedgerEntry
-from credits.services import credits_adjust, hold_capture, hold_reserve, ledger_refund
+from credits.services.holds import hold_capture, hold_reserve
+from credits.services.ledger import credits_adjust, ledger_refund
 from gateway.errors import Conflict, InvalidRequest
 from tests.factories import fund, provider_account
 

@@ -2,10 +2,11 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.management import CommandError, call_command
 
-from credits.models import Account, LedgerEntry
-from credits.services import account_for_user, hold_capture, hold_reserve
+from credits.models import LedgerEntry
+from credits.services.accounts import account_for_user
+from credits.services.holds import hold_capture, hold_reserve
 from gateway.models import User
-from tests.factories import api_key_row, fund, provider_account
+from tests.factories import fund, provider_account
 
 
 @pytest.fixture
@@ -116,11 +117,3 @@ def test_grant_credits_command_refuses_a_reason_it_cannot_show(alice, reason):
             "grant_credits", "--email", "alice@example.com", "--usd", "1", "--reason", reason
         )
     assert not LedgerEntry.objects.exists()
-
-
-def test_create_api_key_can_fund_the_new_key(db, capsys, client_for):
-    call_command("create_api_key", "--email", "funded@example.com", "--credits-usd", "10")
-    secret = capsys.readouterr().out.strip()
-    assert client_for(secret).get("/v1/credits/balance").json()["balance"] == "$10.00"
-    assert Account.objects.get(user=api_key_row(secret).user).balance_micros == 10_000_000
-    call_command("check_ledger")

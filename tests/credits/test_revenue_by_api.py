@@ -1,6 +1,7 @@
 from credits.models import LedgerEntry
 from credits.selectors import ApiRevenue, revenue_by_api
-from credits.services import account_for_organization, credits_grant, ledger_refund
+from credits.services.accounts import account_for_organization
+from credits.services.ledger import credits_grant, ledger_refund
 from tests.dashboard.helpers import charge
 from tests.factories import fund
 

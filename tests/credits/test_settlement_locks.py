@@ -7,7 +7,8 @@ import pytest
 from django.db import transaction
 
 from credits.models import UsageEvent
-from credits.services import hold_capture, hold_reserve, usage_event_record
+from credits.services.holds import hold_capture, hold_reserve
+from credits.services.usage import usage_event_record
 from tests.factories import fund, make_persona, provider_account
 from tests.threads import side_by_side
 

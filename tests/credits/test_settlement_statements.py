@@ -3,7 +3,8 @@ and planned once per connection, whatever the amounts it carries."""
 
 from django.db import connection
 
-from credits.services import account_for_organization, hold_capture, hold_reserve
+from credits.services.accounts import account_for_organization
+from credits.services.holds import hold_capture, hold_reserve
 from tests.factories import fund
 
 

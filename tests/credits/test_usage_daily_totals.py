@@ -6,7 +6,7 @@ from credits.selectors import (
     usage_events_for_account,
     usage_window_start,
 )
-from credits.services import account_for_user
+from credits.services.accounts import account_for_user
 from tests.dashboard.helpers import record_call
 
 NOW = datetime(2025, 3, 10, 15, 30, tzinfo=UTC)

@@ -1,7 +1,8 @@
 """Usage events are the history of calls: they outlive the key and the endpoint they name."""
 
 from credits.models import UsageEvent
-from credits.services import account_for_user, usage_event_record
+from credits.services.accounts import account_for_user
+from credits.services.usage import usage_event_record
 from tests.factories import api_key_row, make_endpoint, make_provider_api
 
 

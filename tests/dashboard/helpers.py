@@ -5,7 +5,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from credits.services import hold_capture, hold_reserve, usage_event_record
+from credits.services.holds import hold_capture, hold_reserve
+from credits.services.usage import usage_event_record
 
 _request_ids = itertools.count(1)
 

@@ -1,4 +1,6 @@
-from credits.services import account_for_organization, credits_grant, hold_reserve
+from credits.services.accounts import account_for_organization
+from credits.services.holds import hold_reserve
+from credits.services.ledger import credits_grant
 from tests.dashboard.helpers import charge
 from tests.factories import fund
 

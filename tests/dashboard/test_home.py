@@ -1,4 +1,4 @@
-from credits.services import account_for_user
+from credits.services.accounts import account_for_user
 from tests.dashboard.helpers import record_call
 from tests.factories import fund
 

@@ -1,5 +1,6 @@
 from credits.models import LedgerEntry
-from credits.services import account_for_organization, account_for_user, ledger_refund
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.ledger import ledger_refund
 from gateway.models import Membership, Organization
 from gateway.services import membership_add, organization_create
 from tests.dashboard.helpers import charge

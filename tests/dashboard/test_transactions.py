@@ -1,5 +1,6 @@
 from credits.models import LedgerEntry
-from credits.services import account_for_organization, credits_grant
+from credits.services.accounts import account_for_organization
+from credits.services.ledger import credits_grant
 from tests.dashboard.helpers import charge
 from tests.factories import fund
 

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from credits.services import account_for_organization, account_for_user
+from credits.services.accounts import account_for_organization, account_for_user
 from tests.dashboard.helpers import record_call
 
 

@@ -1,11 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from credits.services import (
-    GRANT_REASON_MAX_LENGTH,
-    account_for_organization,
-    account_for_user,
-    credits_grant,
-)
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.ledger import GRANT_REASON_MAX_LENGTH, credits_grant
 from gateway.models import Organization, User
 from gateway.money import format_usd, usd_to_micros
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from credits.services import holds_expire
+from credits.services.holds import holds_expire
 
 
 class Command(BaseCommand):

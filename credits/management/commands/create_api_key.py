@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from credits.services import account_for_organization, account_for_user, credits_grant
+from credits.services.accounts import account_for_organization, account_for_user
+from credits.services.ledger import credits_grant
 from gateway.models import ApiKey, Membership, Organization
 from gateway.money import usd_to_micros
 from gateway.services import api_key_create, organization_create, user_get_or_create

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from credits.services import account_for_user, credits_grant
+from credits.services.accounts import account_for_user
+from credits.services.ledger import credits_grant
 from gateway.models import ApiKey
 from gateway.money import format_usd
 from gateway.selectors import api_keys_for_user
