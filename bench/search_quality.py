@@ -49,15 +49,11 @@ endpoints whatever their APIs.
 
 import itertools
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS_DIR = os.environ.get(
-    "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
-)
-QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
+import harness
+
 LIMIT = 10
 FRAMINGS = (
     "I need an API that can {}",
@@ -68,35 +64,18 @@ FRAMINGS = (
 
 
 def main() -> None:
-    sys.path.insert(0, str(ROOT))
     arguments = _arguments()
-    throwaway = None
-    if os.environ.get("BENCH_DATABASE_URL"):
-        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
-    else:
-        throwaway = f"gw_search_quality_{os.getpid()}"
-        _admin_sql(f"CREATE DATABASE {throwaway}")
-        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
-    try:
+    with harness.django_database(f"gw_search_quality_{os.getpid()}"):
         _run(
             fit=arguments.fit,
             views=arguments.views,
             naive=arguments.naive,
             given=arguments.queries,
         )
-    finally:
-        if throwaway:
-            from django.db import connections
-
-            connections.close_all()
-            _admin_sql(f"DROP DATABASE IF EXISTS {throwaway}")
 
 
 def _arguments():
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.argument_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit the fusion on the train split")
     parser.add_argument("--views", action="store_true", help="compare per-field views")
     parser.add_argument("--naive", action="store_true", help="the issue's reference baseline")
@@ -105,16 +84,11 @@ def _arguments():
 
 
 def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> None:
-    import django
-
-    django.setup()
     import numpy as np
     import yaml
-    from django.conf import settings
-    from django.core.management import call_command
 
-    from catalog.embeddings import embedding_use_all_cores, query_embed, vectors_from_bytes
-    from catalog.models import Endpoint, EndpointEmbedding
+    from catalog.embeddings import query_embed, vectors_from_bytes
+    from catalog.models import EndpointEmbedding
     from catalog.search import (
         RANKING,
         Ranking,
@@ -122,25 +96,15 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
         query_normalise,
         search_index_build,
     )
-    from catalog.services import endpoint_embeddings_refresh, openapi_import
-    from gateway.money import usd_to_micros
 
-    call_command("migrate", verbosity=0)
-    embedding_use_all_cores()
     started = time.perf_counter()
-    if Endpoint.objects.count() < 10_000:
-        call_command("load_catalog", verbosity=0)
-        openapi_import(
-            locations=[CORPUS_DIR],
-            default_price_micros=usd_to_micros(settings.CATALOG_DEFAULT_PRICE_USD),
-        )
-    embedded = endpoint_embeddings_refresh()
+    embedded = harness.corpus_catalog_load()
     print(f"catalog ready in {time.perf_counter() - started:.0f} s ({embedded} endpoints embedded)")
     index = search_index_build()
     print(f"index: {len(index.endpoints)} endpoints, built in {index.built_seconds:.2f} s")
 
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
-    queries = yaml.safe_load(QUERIES.read_text())
+    queries = yaml.safe_load(harness.QUERIES.read_text())
     for number, query in enumerate(queries, start=1):
         query.setdefault("split", "validation" if number % 3 == 0 else "train")
     if given is not None:
@@ -404,7 +368,8 @@ def _operation_kinds(index):
     import numpy as np
 
     from catalog.models import Endpoint
-    from catalog.search import clean_text, lexical_tokens, split_identifier
+    from catalog.search import clean_text, lexical_tokens
+    from catalog.texts import split_identifier
 
     rows = {endpoint.id: row for row, endpoint in enumerate(index.endpoints)}
     kinds = [""] * len(index.endpoints)
@@ -763,13 +728,6 @@ def _fit(index, train, calibration_train, signals) -> None:
         f"chosen: short_view={short_view} lexical={lexical} lexical_half={half} "
         f"scale={scale:.2f} gap={gap:.2f} bias={model.intercept_[0]:.2f}"
     )
-
-
-def _admin_sql(statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
-        db.execute(statement)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,13 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from catalog import prices
-from catalog.forms import EndpointAdminForm, OpenApiImportForm, ProviderApiAdminForm
+from catalog.forms import (
+    ENDPOINT_PRICE_FORM_FIELDS,
+    EndpointAdminForm,
+    OpenApiImportForm,
+    ProviderApiAdminForm,
+    endpoint_fields_changed,
+)
 from catalog.models import Endpoint, ProviderApi
 from catalog.services import (
     ImportSummary,
@@ -36,7 +42,7 @@ class EndpointInline(admin.TabularInline):
 
     model = Endpoint
     fk_name = "api"
-    fields = ["http_method", "path", "price", "verified", "enabled", "is_payable"]
+    fields = ["http_method", "path", "price", *Endpoint.CURATION_FIELDS]
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -73,13 +79,12 @@ class ProviderApiAdmin(admin.ModelAdmin):
         "name",
         "category",
         "owner",
-        "verified",
-        "enabled",
+        *ProviderApi.CURATION_FIELDS,
         "endpoint_count",
         "has_secret",
         "updated_at",
     ]
-    list_filter = ["verified", "enabled", "category", "owner", "upstream_auth_type"]
+    list_filter = [*ProviderApi.CURATION_FIELDS, "category", "owner", "upstream_auth_type"]
     search_fields = ["slug", "name", "description", "source"]
     autocomplete_fields = ["owner"]
     list_select_related = ["owner"]
@@ -87,15 +92,14 @@ class ProviderApiAdmin(admin.ModelAdmin):
         "secret_status",
         "endpoints_link",
         "source",
-        "verified_by_operator",
-        "enabled_by_operator",
+        *ProviderApi.OPERATOR_MARKS,
         "created_at",
         "updated_at",
     ]
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "category", "owner", "endpoints_link"]}),
         ("Addresses", {"fields": ["base_url", "sandbox_base_url", "docs_url", "timeout_seconds"]}),
-        ("Curation", {"fields": ["verified", "enabled"]}),
+        ("Curation", {"fields": list(ProviderApi.CURATION_FIELDS)}),
         (
             "Upstream authentication",
             {
@@ -112,13 +116,7 @@ class ProviderApiAdmin(admin.ModelAdmin):
             "Provenance",
             {
                 "classes": ["collapse"],
-                "fields": [
-                    "source",
-                    "verified_by_operator",
-                    "enabled_by_operator",
-                    "created_at",
-                    "updated_at",
-                ],
+                "fields": ["source", *ProviderApi.OPERATOR_MARKS, "created_at", "updated_at"],
             },
         ),
     ]
@@ -233,17 +231,13 @@ class EndpointAdmin(admin.ModelAdmin):
         "http_method",
         "api",
         "price",
-        "verified",
-        "enabled",
-        "is_payable",
+        *Endpoint.CURATION_FIELDS,
         "price_set_by_operator",
     ]
     list_display_links = ["path"]
-    list_editable = ["verified", "enabled", "is_payable"]
+    list_editable = list(Endpoint.CURATION_FIELDS)
     list_filter = [
-        "verified",
-        "enabled",
-        "is_payable",
+        *Endpoint.CURATION_FIELDS,
         "price_kind",
         "method",
         "api__category",
@@ -253,58 +247,22 @@ class EndpointAdmin(admin.ModelAdmin):
     list_select_related = ["api"]
     list_per_page = 100
     autocomplete_fields = ["api", "poll_endpoint"]
-    readonly_fields = [
-        "price_set_by_operator",
-        "verified_by_operator",
-        "enabled_by_operator",
-        "created_at",
-        "updated_at",
-    ]
+    readonly_fields = [*Endpoint.OPERATOR_MARKS, "created_at", "updated_at"]
     fieldsets = [
-        (
-            None,
-            {
-                "fields": [
-                    "api",
-                    "method",
-                    "path",
-                    "operation_id",
-                    "summary",
-                    "description",
-                    "docs_url",
-                ]
-            },
-        ),
-        ("Curation", {"fields": ["verified", "enabled", "is_payable"]}),
+        (None, {"fields": [*Endpoint.IDENTITY_FIELDS, *Endpoint.DESCRIPTION_FIELDS]}),
+        ("Curation", {"fields": list(Endpoint.CURATION_FIELDS)}),
         (
             "Price",
             {
                 "description": "Prices are in USD; they are stored in micro-dollars.",
-                "fields": [
-                    "price_kind",
-                    "price_usd",
-                    "result_count_path",
-                    "result_bound_param",
-                    "result_max",
-                    "input_usd_per_mtok",
-                    "output_usd_per_mtok",
-                    "default_max_tokens",
-                ],
+                "fields": list(ENDPOINT_PRICE_FORM_FIELDS),
             },
         ),
         (
             "Request",
             {
                 "classes": ["collapse"],
-                "fields": [
-                    "body_type",
-                    "body_content_type",
-                    "path_params",
-                    "query_params",
-                    "body_params",
-                    "pagination_params",
-                    "poll_endpoint",
-                ],
+                "fields": [*Endpoint.REQUEST_FIELDS, "poll_endpoint"],
             },
         ),
         ("Provenance", {"classes": ["collapse"], "fields": readonly_fields}),
@@ -314,7 +272,7 @@ class EndpointAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # The import finds an endpoint by api, method and path: they stay as imported.
         if obj is not None:
-            return ["api", "method", "path", *self.readonly_fields]
+            return [*Endpoint.IDENTITY_FIELDS, *self.readonly_fields]
         return self.readonly_fields
 
     def has_delete_permission(self, request, obj=None):
@@ -329,7 +287,7 @@ class EndpointAdmin(admin.ModelAdmin):
         return _price_short(endpoint)
 
     def save_model(self, request, obj, form, change):
-        endpoint_save(endpoint=obj, changed_fields=form.changed_data)
+        endpoint_save(endpoint=obj, changed_fields=endpoint_fields_changed(form))
 
     @admin.action(description="Mark the selected endpoints verified")
     def mark_verified(self, request, queryset):

@@ -41,8 +41,7 @@ class ProviderApiAdminForm(forms.ModelForm):
             "base_url",
             "sandbox_base_url",
             "docs_url",
-            "verified",
-            "enabled",
+            *ProviderApi.CURATION_FIELDS,
             "upstream_auth_type",
             "upstream_auth_name",
             "timeout_seconds",
@@ -80,6 +79,19 @@ class UsdField(forms.CharField):
         return micros_to_decimal_usd(value) if isinstance(value, int) else value
 
 
+# The endpoint's amounts are typed in USD and stored in micro-dollars: each model field and the
+# form field that edits it.
+ENDPOINT_USD_FIELDS = {
+    "price_micros": "price_usd",
+    "input_micros_per_mtok": "input_usd_per_mtok",
+    "output_micros_per_mtok": "output_usd_per_mtok",
+}
+# The price as the admin edits it.
+ENDPOINT_PRICE_FORM_FIELDS = tuple(
+    ENDPOINT_USD_FIELDS.get(name, name) for name in Endpoint.PRICE_FIELDS
+)
+
+
 class EndpointAdminForm(forms.ModelForm):
     docs_url = _url_field()
     price_usd = UsdField(
@@ -97,37 +109,19 @@ class EndpointAdminForm(forms.ModelForm):
     class Meta:
         model = Endpoint
         fields = [
-            "api",
-            "method",
-            "path",
-            "operation_id",
-            "summary",
-            "description",
-            "docs_url",
-            "verified",
-            "enabled",
-            "is_payable",
-            "price_kind",
-            "result_count_path",
-            "result_bound_param",
-            "result_max",
-            "default_max_tokens",
-            "body_type",
-            "body_content_type",
-            "path_params",
-            "query_params",
-            "body_params",
-            "pagination_params",
+            *Endpoint.IDENTITY_FIELDS,
+            *Endpoint.DESCRIPTION_FIELDS,
+            *Endpoint.CURATION_FIELDS,
+            *(name for name in Endpoint.PRICE_FIELDS if name not in ENDPOINT_USD_FIELDS),
+            *Endpoint.REQUEST_FIELDS,
             "poll_endpoint",
         ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
-            instance = self.instance
-            self.initial.setdefault("price_usd", instance.price_micros)
-            self.initial.setdefault("input_usd_per_mtok", instance.input_micros_per_mtok)
-            self.initial.setdefault("output_usd_per_mtok", instance.output_micros_per_mtok)
+            for micros, usd in ENDPOINT_USD_FIELDS.items():
+                self.initial.setdefault(usd, getattr(self.instance, micros))
 
     def clean(self):
         cleaned = super().clean()
@@ -166,6 +160,13 @@ class EndpointAdminForm(forms.ModelForm):
         if commit:
             endpoint.save()
         return endpoint
+
+
+def endpoint_fields_changed(form: forms.ModelForm) -> list[str]:
+    """The model fields that an endpoint's form (the change page's or a row of the list's)
+    changed, each amount named by the field that stores it."""
+    stored_in = {usd: micros for micros, usd in ENDPOINT_USD_FIELDS.items()}
+    return [stored_in.get(name, name) for name in form.changed_data]
 
 
 class OpenApiImportForm(forms.Form):

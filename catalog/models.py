@@ -79,6 +79,11 @@ class ProviderApi(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # What the operator decides about the API.
+    CURATION_FIELDS = ("verified", "enabled")
+    # Each mark, set when the operator changes one of its fields, makes imports keep them.
+    OPERATOR_MARKS = {"verified_by_operator": ("verified",), "enabled_by_operator": ("enabled",)}
+
     class Meta:
         verbose_name = "provider API"
         ordering = ["slug"]
@@ -169,6 +174,53 @@ class Endpoint(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # An import finds the endpoint it updates by these.
+    IDENTITY_FIELDS = ("api", "method", "path")
+    # What the OpenAPI document says of the operation, which every import overwrites: what it
+    # does and how to call it.
+    DESCRIPTION_FIELDS = ("operation_id", "summary", "description", "docs_url")
+    REQUEST_FIELDS = (
+        "body_type",
+        "body_content_type",
+        "path_params",
+        "query_params",
+        "body_params",
+        "pagination_params",
+    )
+    DOCUMENT_FIELDS = DESCRIPTION_FIELDS + REQUEST_FIELDS
+    PRICE_FIELDS = (
+        "price_kind",
+        "price_micros",
+        "result_count_path",
+        "result_bound_param",
+        "result_max",
+        "input_micros_per_mtok",
+        "output_micros_per_mtok",
+        "default_max_tokens",
+    )
+    # What the operator decides about the endpoint besides its price.
+    CURATION_FIELDS = ("verified", "enabled", "is_payable")
+    # Each mark, set when the operator changes one of its fields, makes imports keep them.
+    OPERATOR_MARKS = {
+        "price_set_by_operator": (*PRICE_FIELDS, "is_payable"),
+        "verified_by_operator": ("verified",),
+        "enabled_by_operator": ("enabled",),
+    }
+    # What catalog.search.endpoint_search_text_for reads of an endpoint and its API.
+    SEARCH_TEXT_FIELDS = (
+        "method",
+        "path",
+        "operation_id",
+        "summary",
+        "description",
+        "path_params",
+        "query_params",
+        "body_params",
+        "api__name",
+        "api__slug",
+        "api__description",
+    )
 
     class Meta:
         ordering = ["api_id", "path", "method"]

@@ -19,6 +19,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import yaml
 
+from catalog.paths import template_placeholders
 from gateway.money import usd_to_micros
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -43,7 +44,6 @@ MAX_PATH_LENGTH = 500
 MAX_ENUM_VALUES = 100
 MAX_PARAM_DESCRIPTION = 1000
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-PLACEHOLDER = re.compile(r"{([^{}/]+)}")
 
 try:
     _YamlLoader = yaml.CSafeLoader
@@ -340,7 +340,7 @@ def _parse_operation(
         _read_request_body(endpoint, refs, refs.deref(operation["requestBody"]))
 
     declared = {param["name"] for param in endpoint.path_params}
-    for name in PLACEHOLDER.findall(path):
+    for name in template_placeholders(path):
         if name not in declared:
             endpoint.path_params.append(
                 {"name": name, "type": "string", "required": True, "description": ""}

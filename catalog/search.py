@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from catalog import prices
-from catalog.texts import SENTENCE_END, SPACES, endpoint_brief_source
+from catalog.texts import SENTENCE_END, SPACES, endpoint_brief_source, split_identifier
+from catalog.version import catalog_version_current
 
 logger = logging.getLogger("catalog.search")
 
@@ -79,9 +80,6 @@ TRANSPORT_PARAMETERS = frozenset(
 _TAG = re.compile(r"<[^>]+>")
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"https?://\S+")
-_CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
-_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
 _VERSION_WORD = re.compile(r"^(v\d+(\.\d+)*|\d+([.-]\d+)*)$")
 
 
@@ -93,13 +91,6 @@ def clean_text(text: str) -> str:
     text = text.replace("`", "").replace("*", "").replace("#", " ").replace("\\r", " ")
     text = text.replace("\\n", " ").replace("&nbsp;", " ").replace("&amp;", "&")
     return SPACES.sub(" ", text).strip()
-
-
-def split_identifier(text: str) -> list[str]:
-    """ "getV3ProjectsIdMergeRequests" -> get v3 projects id merge requests; also splits on any
-    punctuation ("Microsoft.Compute/virtualMachines" -> microsoft compute virtual machines)."""
-    text = _CAMEL_ACRONYM.sub(r"\1 \2", _CAMEL_LOWER_UPPER.sub(r"\1 \2", text or ""))
-    return [word.lower() for word in _NON_WORD.split(text) if word]
 
 
 def _first_chars(text: str, limit: int) -> str:
@@ -523,7 +514,6 @@ def search_index_build(
 
     from catalog.embeddings import DIMENSIONS, MODEL_NAME
     from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
-    from catalog.selectors import catalog_version_current
 
     started = time.perf_counter()
     version = catalog_version_current()
@@ -692,19 +682,7 @@ def _tokens_for_unembedded(
         endpoint.pk: endpoint
         for endpoint in Endpoint.objects.filter(pk__in=[endpoints[row].id for row in rows])
         .select_related("api")
-        .only(
-            "method",
-            "path",
-            "operation_id",
-            "summary",
-            "description",
-            "path_params",
-            "query_params",
-            "body_params",
-            "api__name",
-            "api__slug",
-            "api__description",
-        )
+        .only(*Endpoint.SEARCH_TEXT_FIELDS)
     }
     for row in rows:
         endpoint = by_id.get(endpoints[row].id)
@@ -723,7 +701,6 @@ def search_index_current() -> SearchIndex:
     very first build makes them wait).
     """
     global _current
-    from catalog.selectors import catalog_version_current
 
     index = _current
     if index is not None and index.version == catalog_version_current():

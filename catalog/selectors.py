@@ -1,12 +1,10 @@
-"""Catalog reads: the version, endpoint resolution, list-endpoints pages and endpoint details.
+"""Catalog reads: endpoint resolution, list-endpoints pages, endpoint details and search answers.
 
 Nothing here returns an upstream secret; ``provider_api_upstream_secret`` is the one reader, for
-the run orchestrator.
+the paid-call pipeline.
 """
 
-import functools
 import json
-import re
 import time
 from dataclasses import dataclass
 
@@ -17,19 +15,14 @@ from django.db.models.functions import Cast, Lower
 
 from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
-from catalog.models import CatalogVersion, Endpoint, ProviderApi
-from catalog.openapi import PLACEHOLDER
+from catalog.models import Endpoint, ProviderApi
+from catalog.paths import multi_segment_placeholders, template_literal_length, template_match
 from catalog.search import IndexedEndpoint, search_index_current
 from catalog.texts import endpoint_brief, text_brief
+from catalog.version import catalog_version_current
 from gateway.errors import InvalidRequest, NotFound
 
 LIST_CACHE_SECONDS = 3600
-
-
-def catalog_version_current() -> int:
-    """The number every catalog write moves on; caches and the search index key on it."""
-    version = CatalogVersion.objects.filter(pk=1).values_list("version", flat=True).first()
-    return version or 0
 
 
 def provider_api_upstream_secret(*, api: ProviderApi) -> str:
@@ -56,44 +49,6 @@ class ResolvedEndpoint:
         return self.endpoint.api
 
 
-@functools.lru_cache(maxsize=4096)
-def _template_pattern(
-    template: str, multi_segment: frozenset[str]
-) -> tuple[re.Pattern, tuple[str, ...]]:
-    parts = PLACEHOLDER.split(template)
-    names = tuple(parts[1::2])
-    pattern = re.escape(parts[0])
-    # A value never holds the "?" that starts a query or the "#" of AWS's "#HeadObject"; in a
-    # template's own query string ("/orders/listbytag?tagId={tagId}&page={page}"), a value ends
-    # at the next "&".
-    in_query = "?" in parts[0]
-    for name, literal in zip(names, parts[2::2], strict=True):
-        if in_query:
-            pattern += "([^&#]+)"
-        else:
-            pattern += "([^?#]+?)" if name in multi_segment else "([^/?#]+)"
-        pattern += re.escape(literal)
-        in_query = in_query or "?" in literal
-    return re.compile(f"^{pattern}$"), names
-
-
-def path_template_match(
-    template: str, path: str, multi_segment: frozenset[str] = frozenset()
-) -> dict[str, str] | None:
-    """The placeholder values when ``path`` fits ``template``, else None. A placeholder named in
-    ``multi_segment`` takes one or more whole segments ("projects/p/locations/l")."""
-    pattern, names = _template_pattern(template, multi_segment)
-    match = pattern.match(path)
-    if match is None:
-        return None
-    # A value that is itself a placeholder ("{jobId}") was not given: leave it out.
-    return {
-        name: value
-        for name, value in zip(names, match.groups(), strict=True)
-        if not PLACEHOLDER.fullmatch(value)
-    }
-
-
 @dataclass
 class _ApiRoutes:
     """One enabled API with its enabled endpoints, as resolution needs them."""
@@ -106,7 +61,7 @@ class _ApiRoutes:
     multi_segment: dict[str, frozenset[str]]
 
     def match(self, template: str, path: str) -> dict[str, str] | None:
-        return path_template_match(template, path, self.multi_segment[template])
+        return template_match(template, path, self.multi_segment[template])
 
 
 class _RouteCache:
@@ -162,18 +117,13 @@ def _load_routes(slug: str) -> _ApiRoutes | None:
         polled_ids=frozenset(polled),
         multi_segment={
             template: frozenset().union(
-                *(endpoint_multi_segment_params(endpoint) for endpoint in by_path[template])
+                *(
+                    multi_segment_placeholders(endpoint.path_params)
+                    for endpoint in by_path[template]
+                )
             )
             for template in templates
         },
-    )
-
-
-def endpoint_multi_segment_params(endpoint: Endpoint) -> frozenset[str]:
-    """The path parameters whose values may span several segments (OpenAPI's
-    x-reservedExpansion, as Google's APIs mark their resource names)."""
-    return frozenset(
-        param["name"] for param in endpoint.path_params if param.get("multiSegment") is True
     )
 
 
@@ -237,7 +187,7 @@ def _template_candidates(
         lacks_method = not _has_method(routes.by_path[template], method)
         # a placeholder that spans segments fits more paths than one that takes a single segment
         spans = len(routes.multi_segment[template])
-        key = (lacks_method, spans, len(values), -len(PLACEHOLDER.sub("", template)), template)
+        key = (lacks_method, spans, len(values), -template_literal_length(template), template)
         if best_key is None or key < best_key:
             best_key, best_template, best_values = key, template, values
     if best_template is None:

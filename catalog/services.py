@@ -27,42 +27,6 @@ DOCUMENT_SUFFIXES = (".json", ".yaml", ".yml")
 MAX_DOCUMENT_BYTES = 25 * 1024 * 1024
 URL_TIMEOUT_SECONDS = (5, 30)
 
-# Fields the document owns outright; a re-import overwrites them.
-ENDPOINT_DOCUMENT_FIELDS = (
-    "operation_id",
-    "summary",
-    "description",
-    "docs_url",
-    "body_type",
-    "body_content_type",
-    "path_params",
-    "query_params",
-    "body_params",
-    "pagination_params",
-)
-ENDPOINT_PRICE_FIELDS = (
-    "price_kind",
-    "price_micros",
-    "result_count_path",
-    "result_bound_param",
-    "result_max",
-    "input_micros_per_mtok",
-    "output_micros_per_mtok",
-    "default_max_tokens",
-    "is_payable",
-)
-API_DOCUMENT_FIELDS = (
-    "name",
-    "description",
-    "category",
-    "base_url",
-    "sandbox_base_url",
-    "docs_url",
-    "owner_id",
-    "timeout_seconds",
-    "source",
-)
-
 
 # --- Catalog version ------------------------------------------------------------------------------
 
@@ -90,11 +54,7 @@ def provider_api_save(
     A changed verified or enabled flag is marked as the operator's, so imports keep it. A new
     secret is encrypted; a blank one keeps the current secret.
     """
-    changed = set(changed_fields)
-    if "verified" in changed:
-        api.verified_by_operator = True
-    if "enabled" in changed:
-        api.enabled_by_operator = True
+    _operator_marks_set(api, changed_fields)
     if clear_upstream_secret:
         api.upstream_secret_encrypted = ""
     elif upstream_secret:
@@ -136,16 +96,10 @@ def provider_apis_set_enabled(*, api_ids: Iterable[int], enabled: bool) -> int:
 def endpoint_save(*, endpoint: Endpoint, changed_fields: Iterable[str]) -> Endpoint:
     """Save an operator's edit of an endpoint whose attributes are already set.
 
-    Changing the price (any price field or the payable flag), verified or enabled marks it as the
-    operator's, so imports keep it.
+    Changing the price (any of its fields or the payable flag), verified or enabled marks it as
+    the operator's, so imports keep it. ``changed_fields`` names the model's fields.
     """
-    changed = set(changed_fields)
-    if changed & {*ENDPOINT_PRICE_FIELDS, "price_usd", "input_usd_per_mtok", "output_usd_per_mtok"}:
-        endpoint.price_set_by_operator = True
-    if "verified" in changed:
-        endpoint.verified_by_operator = True
-    if "enabled" in changed:
-        endpoint.enabled_by_operator = True
+    _operator_marks_set(endpoint, changed_fields)
     with transaction.atomic():
         endpoint.save()
         catalog_version_bump()
@@ -169,6 +123,14 @@ def endpoints_set_enabled(*, endpoint_ids: Iterable[int], enabled: bool) -> int:
         )
         catalog_version_bump()
     return count
+
+
+def _operator_marks_set(row: ProviderApi | Endpoint, changed_fields: Iterable[str]) -> None:
+    """Mark as the operator's each group of fields (``OPERATOR_MARKS``) that the edit changed."""
+    changed = set(changed_fields)
+    for mark, fields in row.OPERATOR_MARKS.items():
+        if changed.intersection(fields):
+            setattr(row, mark, True)
 
 
 # --- Search embeddings ----------------------------------------------------------------------------
@@ -195,19 +157,7 @@ def endpoint_embeddings_refresh(
     from catalog.embeddings import MODEL_NAME, texts_embed, vector_to_bytes
     from catalog.search import endpoint_search_texts_for
 
-    endpoints = Endpoint.objects.select_related("api").only(
-        "method",
-        "path",
-        "operation_id",
-        "summary",
-        "description",
-        "path_params",
-        "query_params",
-        "body_params",
-        "api__name",
-        "api__slug",
-        "api__description",
-    )
+    endpoints = Endpoint.objects.select_related("api").only(*Endpoint.SEARCH_TEXT_FIELDS)
     if api_ids is not None:
         endpoints = endpoints.filter(api_id__in=list(api_ids))
     if endpoint_ids is not None:
@@ -530,13 +480,10 @@ def _import_endpoints(
         if endpoint is None:
             to_create.append(Endpoint(api=api, method=item.method, path=item.path, **values))
             continue
-        if endpoint.price_set_by_operator:
-            for name in ENDPOINT_PRICE_FIELDS:
-                values.pop(name)
-        if endpoint.verified_by_operator:
-            values.pop("verified")
-        if endpoint.enabled_by_operator:
-            values.pop("enabled")
+        for mark, kept in Endpoint.OPERATOR_MARKS.items():
+            if getattr(endpoint, mark):
+                for name in kept:
+                    values.pop(name)
         changed = [name for name, value in values.items() if getattr(endpoint, name) != value]
         if changed:
             for name in changed:
@@ -576,7 +523,7 @@ def _import_endpoints(
 def _endpoint_values(
     item: ParsedEndpoint, parsed: ParsedApi, default_price_micros: int, verify: bool
 ) -> dict[str, Any]:
-    values: dict[str, Any] = {name: getattr(item, name) for name in ENDPOINT_DOCUMENT_FIELDS}
+    values: dict[str, Any] = {name: getattr(item, name) for name in Endpoint.DOCUMENT_FIELDS}
     price = item.price
     if price is None:
         kind = Endpoint.PriceKind.FIXED if default_price_micros else Endpoint.PriceKind.FREE

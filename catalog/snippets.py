@@ -14,14 +14,12 @@ from urllib.parse import quote, urlencode
 
 from django.conf import settings
 
-from catalog.openapi import PLACEHOLDER
-from catalog.search import split_identifier
+from catalog.paths import path_in_url, template_fill
+from catalog.texts import split_identifier
 
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
 SDK_PACKAGE = "gw-sdk"
-# Characters kept as they are when a catalog path becomes part of a URL; "#" and spaces are not.
-URL_PATH_SAFE = "/:@!$&'()*+,;=-._~?%{}"
 
 # Matched against the parameter's name as lower-case words joined by "_" ("jurisdictionCode" ->
 # "jurisdiction_code"), a whole word (or its plural) at a time: "uri" must not find "jurisdiction".
@@ -147,15 +145,14 @@ def fill_path(endpoint, path_values: dict[str, str]) -> str:
     """The catalog path with every placeholder given a value (the caller's, else an example)."""
     examples = {param["name"]: param for param in endpoint.path_params}
 
-    def value_for(match: re.Match) -> str:
-        name = match.group(1)
+    def text_for(name: str) -> str:
         if name in path_values:
             return path_values[name]
         param = examples.get(name, {"name": name})
         safe = ",/" if param.get("multiSegment") else ","
         return quote(_path_text(example_value(param)), safe=safe)
 
-    return PLACEHOLDER.sub(value_for, endpoint.path)
+    return template_fill(endpoint.path, text_for)
 
 
 def _path_text(value: Any) -> str:
@@ -201,7 +198,7 @@ def run_api_text(endpoint, path_values: dict[str, str], *, with_method: bool = F
 
 def rail_url(rail_base: str, slug: str, path: str) -> str:
     """<rail>/<slug><path>, with characters a URL path cannot carry as-is (such as #) escaped."""
-    return f"{rail_base}/{slug}{quote(path, safe=URL_PATH_SAFE)}"
+    return f"{rail_base}/{slug}{path_in_url(path)}"
 
 
 def setup_commands() -> dict[str, str]:

@@ -3,6 +3,7 @@
 Providers write their documentation in HTML or markdown, and some descriptions run to pages. A
 list shows one plain brief per endpoint: its summary, else its description, without markup, cut
 after whole sentences. POST /v1/details gives the description as the provider wrote it.
+Also the words of an identifier, which search and the snippets' example values read.
 """
 
 import html
@@ -19,6 +20,9 @@ _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?)])")
 # Shared with catalog.search, which builds the texts it embeds with them.
 SPACES = re.compile(r"\s+")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
 # Anything the cleaning below would change, besides leading and trailing spaces.
 _NEEDS_CLEANING = re.compile(r"[<\[&`]|[^\S ]|  | [.,;:!?)]")
 
@@ -58,3 +62,10 @@ def _cut(text: str, limit: int) -> str:
         return kept
     words = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
     return words.rstrip(" ,;:")
+
+
+def split_identifier(text: str) -> list[str]:
+    """ "getV3ProjectsIdMergeRequests" -> get v3 projects id merge requests; also splits on any
+    punctuation ("Microsoft.Compute/virtualMachines" -> microsoft compute virtual machines)."""
+    text = _CAMEL_ACRONYM.sub(r"\1 \2", _CAMEL_LOWER_UPPER.sub(r"\1 \2", text or ""))
+    return [word.lower() for word in _NON_WORD.split(text) if word]
