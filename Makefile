@@ -53,6 +53,7 @@ serve:
 		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
 
 test: install $(CHROMIUM)
+	$(BIN)/lint-imports --no-cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_CONN_MAX_AGE=0 \
 		$(BIN)/pytest $(PYTEST_ARGS); \
 	status=$$?; \
@@ -62,6 +63,7 @@ test: install $(CHROMIUM)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: install
 	$(BIN)/ruff check --fix .
@@ -69,6 +71,7 @@ format: install
 
 bench: install
 	@for script in bench/*.py; do \
+		[ "$$script" = bench/harness.py ] && continue; \
 		echo "== $$script"; \
 		$(BIN)/python $$script || exit 1; \
 	done

@@ -10,7 +10,7 @@ from typing import Any
 from catalog.models import Endpoint
 from gateway.errors import InvalidRequest
 
-logger = logging.getLogger("gateway.pricing")
+logger = logging.getLogger("calls.pricing")
 
 DEFAULT_MAX_RESULTS = 100
 DEFAULT_MAX_OUTPUT_TOKENS = 4096

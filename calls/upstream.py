@@ -16,12 +16,11 @@ import contextvars
 import http.cookiejar
 import ipaddress
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from django.conf import settings
@@ -189,54 +188,6 @@ def _session_for(origin: str, *, public_only: bool) -> requests.Session:
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
-
-
-def check_caller_path(path: str) -> None:
-    """Refuse a caller's path that could climb out of the provider's base path or that no
-    provider path looks like: a "." or ".." segment (also percent-encoded), an empty segment
-    ("//"), a backslash or a control character. Anything else inside a segment ('@' in
-    "/emails/jane@example.com", GitHub's "main...dev", an encoded URL) is the segment's own
-    value: values are percent-encoded on the way out, and build_url keeps the provider's
-    origin."""
-    if not path.startswith("/"):
-        raise InvalidRequest(f"path {path!r} must start with '/'")
-    segments = path.split("?", 1)[0].split("/")[1:]
-    if (
-        "//" in path
-        or "\\" in path
-        or _has_control_character(unquote(path))
-        or any(_climbs(unquote(segment)) for segment in segments)
-    ):
-        raise InvalidRequest(
-            f"path {path!r} is not allowed: it may not contain '.' or '..' segments, '//', '\\' "
-            "or control characters"
-        )
-
-
-def _has_control_character(text: str) -> bool:
-    return any(ord(character) < 0x20 or ord(character) == 0x7F for character in text)
-
-
-def _climbs(value: str) -> bool:
-    """Whether a value holds a "." or ".." segment once a server reads its encoded slashes (or
-    backslashes) as separators, as some do: "..%2Fadmin" must not reach the provider's root."""
-    return any(part in (".", "..") for part in re.split(r"[/\\]", value))
-
-
-def encode_path_param(name: str, value, *, multi_segment: bool = False) -> str:
-    """A placeholder's value for the provider's path, percent-encoded; a multi-segment one
-    (Google's resource names, "projects/p/locations/l") keeps its slashes."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise InvalidRequest(f"pathParams.{name} must be a string or a number")
-    text = str(value)
-    if not text or _climbs(text):
-        raise InvalidRequest(f"pathParams.{name} may not be empty or hold '.' or '..' segments")
-    if multi_segment:
-        check_caller_path("/" + text)
-        return quote(text, safe="/")
-    if _has_control_character(text):
-        raise InvalidRequest(f"pathParams.{name} may not contain control characters")
-    return quote(text, safe="")
 
 
 def build_url(base_url: str, path: str) -> str:

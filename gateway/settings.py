@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "gateway",
     "catalog",
     "credits",
+    "calls",
     "rails",
     "dashboard",
     "sandbox",

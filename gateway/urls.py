@@ -2,13 +2,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from gateway.apis import HealthzApi, RunApi, UnknownRouteApi, WhoAmIApi
+from gateway.apis import HealthzApi, UnknownRouteApi, WhoAmIApi
 
 PUBLIC = {"authentication_classes": [], "permission_classes": [], "throttle_classes": []}
 
 api_v1 = [
     path("v1/whoami", WhoAmIApi.as_view(), name="whoami"),
-    path("v1/run", RunApi.as_view(), name="run"),
+    path("", include("calls.urls")),
     path("", include("credits.urls")),
     path("", include("catalog.urls")),
 ]

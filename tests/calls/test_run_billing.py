@@ -6,12 +6,12 @@ import pytest
 import responses
 from django.core.management import call_command
 
+from calls.answers import MAX_PROVIDER_JSON_DEPTH
+from calls.pricing import DEFAULT_MAX_OUTPUT_TOKENS
 from credits.models import Account, Hold, LedgerEntry, UsageEvent
-from credits.services import account_for_organization
-from gateway.pricing import DEFAULT_MAX_OUTPUT_TOKENS
-from gateway.run import MAX_PROVIDER_JSON_DEPTH
+from credits.services.accounts import account_for_organization
+from tests.calls.conftest import PROVIDER_URL, param
 from tests.factories import fund, make_endpoint, make_provider_api
-from tests.gateway.conftest import PROVIDER_URL, param
 
 pytestmark = pytest.mark.usefixtures("both_settlements")
 

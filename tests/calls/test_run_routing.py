@@ -9,8 +9,8 @@ import responses
 
 from catalog.snippets import run_request
 from credits.models import Hold, UsageEvent
+from tests.calls.conftest import PROVIDER_URL, param
 from tests.factories import fund, make_endpoint
-from tests.gateway.conftest import PROVIDER_URL, param
 
 
 @pytest.fixture
