@@ -8,59 +8,34 @@ nothing. CORPUS_DIR overrides the corpus location.
     .venv/bin/python bench/catalog_import.py
 """
 
-import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS_DIR = os.environ.get(
-    "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
-)
+import harness
+from harness import CORPUS_DIR
+
 REQUESTS = 50
 
 
 def main() -> None:
-    _arguments()
-    sys.path.insert(0, str(ROOT))
-    throwaway = None
-    if os.environ.get("BENCH_DATABASE_URL"):
-        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
-    else:
-        throwaway = f"gw_catalog_bench_{os.getpid()}"
-        _admin_sql(f"CREATE DATABASE {throwaway}")
-        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{throwaway}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
+    harness.argument_parser(__doc__).parse_args()
     os.environ["RATE_LIMIT_ENABLED"] = "False"
-    try:
+    with harness.django_database(f"gw_catalog_bench_{os.getpid()}"):
         _run()
-    finally:
-        if throwaway:
-            from django.db import connections
-
-            connections.close_all()
-            _admin_sql(f"DROP DATABASE IF EXISTS {throwaway}")
 
 
 def _run() -> None:
-    import django
-
-    django.setup()
     from django.conf import settings
-    from django.core.management import call_command
     from django.test import Client
     from django.utils import timezone
 
-    from catalog.embeddings import embedding_use_all_cores
     from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
     from catalog.services import catalog_version_bump, openapi_import
     from gateway.money import usd_to_micros
     from gateway.services import api_key_create, user_get_or_create
 
-    call_command("migrate", verbosity=0)
-    embedding_use_all_cores()  # as the import_openapi command does
     files = sum(1 for p in Path(CORPUS_DIR).rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
     began = timezone.now()
     started = time.perf_counter()
@@ -110,7 +85,8 @@ def _run() -> None:
         warm.append(elapsed)
     print(f"GET {url}: {size / 1e6:.1f} MB")
     print(
-        f"  cached ({REQUESTS} requests): p50 {_pct(warm, 50):.1f} ms  p95 {_pct(warm, 95):.1f} ms"
+        f"  cached ({REQUESTS} requests): p50 {harness.percentile(warm, 50):.1f} ms  "
+        f"p95 {harness.percentile(warm, 95):.1f} ms"
     )
     print(
         f"  uncached (5 requests after a catalog change): p50 {statistics.median(uncached):.0f} ms"
@@ -156,25 +132,6 @@ def _run_calls_resolve() -> None:
     print(f"  refused or sent with another method: {len(outcomes['refused'])}")
     for line in (outcomes["refused"] + outcomes["twin"])[:5]:
         print(f"    {line}")
-
-
-def _pct(values: list[float], percent: int) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(percent / 100 * (len(ordered) - 1)))]
-
-
-def _admin_sql(statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as db:
-        db.execute(statement)
-
-
-def _arguments() -> None:
-    """No arguments (settings are environment variables); --help prints the module's description."""
-    argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    ).parse_args()
 
 
 if __name__ == "__main__":

@@ -21,8 +21,6 @@ Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:543
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/6), RUN_OVERHEAD_CALLS, RUN_THROUGHPUT_SECONDS.
 """
 
-import argparse
-import http.client
 import json
 import os
 import selectors
@@ -31,15 +29,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
+import harness
+
 DB_NAME = "gw_bench_run"
-ADMIN_URL = os.environ.get(
-    "BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres"
-)
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
 GATEWAY_PORT, UPSTREAM_PORT = 9101, 9102
 CALLS = int(os.environ.get("RUN_OVERHEAD_CALLS", "2000"))
@@ -48,12 +41,7 @@ CONCURRENCY = 16
 PRICE_MICROS = 1_000  # $0.001 a call
 
 
-def database_url() -> str:
-    admin = urlsplit(ADMIN_URL)
-    return admin._replace(path=f"/{DB_NAME}").geturl()
-
-
-def environment() -> dict:
+def environment(database_url: str) -> dict:
     from cryptography.fernet import Fernet
 
     return {
@@ -62,7 +50,7 @@ def environment() -> dict:
         "DEBUG": "False",
         "SECRET_KEY": "bench-" + "x" * 40,
         "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": database_url,
         "REDIS_URL": REDIS_URL,
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "GATEWAY_BASE_URL": f"http://127.0.0.1:{GATEWAY_PORT}",
@@ -72,12 +60,7 @@ def environment() -> dict:
     }
 
 
-def recreate_database():
-    import psycopg
-
-    with psycopg.connect(ADMIN_URL, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
+def redis_flush() -> None:
     import redis
 
     redis.Redis.from_url(REDIS_URL).flushdb()
@@ -85,7 +68,8 @@ def recreate_database():
 
 SETUP = f"""
 from catalog.models import Endpoint, ProviderApi
-from credits.services import account_for_user, credits_grant
+from credits.services.accounts import account_for_user
+from credits.services.ledger import credits_grant
 from gateway.models import Organization
 from gateway.services import api_key_create, user_get_or_create
 
@@ -102,52 +86,13 @@ print(api_key_create(mode="live", user=user, name="bench")[1])
 
 def manage(*args, env, capture=False):
     return subprocess.run(
-        [PYTHON, "manage.py", *args],
-        cwd=ROOT,
+        [sys.executable, "manage.py", *args],
+        cwd=harness.ROOT,
         env=env,
         check=True,
         text=True,
         capture_output=capture,
     )
-
-
-def start_gunicorn(
-    port: int, env: dict, workers: int, threads: int, app: str = "gateway.wsgi"
-) -> subprocess.Popen:
-    config = ["--config", "python:gateway.gunicorn_config"]
-    if app != "gateway.wsgi":
-        env = {name: value for name, value in env.items() if name != "DJANGO_SETTINGS_MODULE"}
-        config = []
-    process = subprocess.Popen(
-        [
-            GUNICORN,
-            app,
-            *config,
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--worker-class",
-            "gthread",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
-            "--preload",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    ready_path = "/healthz" if app == "gateway.wsgi" else "/sandbox/_ping"
-    for _ in range(300):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", ready_path)
-            if connection.getresponse().status in (200, 503):
-                return process
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"gunicorn {app} on port {port} did not start")
 
 
 def request_bytes(method: str, path: str, body: str = "", headers: dict | None = None) -> bytes:
@@ -298,21 +243,35 @@ def percentile(values, fraction):
 
 
 def main():
-    _arguments()
-    env = environment()
-    print(f"Database {database_url()}, Redis {REDIS_URL}")
-    recreate_database()
+    harness.argument_parser(__doc__).parse_args()
+    with harness.throwaway_database(DB_NAME) as database_url:
+        measure(database_url)
+
+
+def measure(database_url: str) -> None:
+    env = environment(database_url)
+    print(f"Database {database_url}, Redis {REDIS_URL}")
+    redis_flush()
     manage("migrate", "--noinput", "-v", "0", env=env)
     secret = manage("shell", "-c", SETUP, env=env, capture=True).stdout.strip().splitlines()[-1]
-    upstream = start_gunicorn(UPSTREAM_PORT, env, workers=1, threads=8, app="sandbox.wsgi")
-    gateway = start_gunicorn(GATEWAY_PORT, env, workers=2, threads=8)
     run_request = request_bytes(
         "POST",
         "/v1/run",
         json.dumps({"api": "bench", "path": "/_ping"}),
         {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
     )
-    try:
+    # The sandbox served on its own reads its own settings module.
+    sandbox_env = {name: value for name, value in env.items() if name != "DJANGO_SETTINGS_MODULE"}
+    with (
+        harness.gunicorn_serving(
+            UPSTREAM_PORT,
+            sandbox_env,
+            workers=1,
+            app="sandbox.wsgi",
+            ready_path="/sandbox/_ping",
+        ) as upstream,
+        harness.gunicorn_serving(GATEWAY_PORT, env, workers=2) as gateway,
+    ):
         direct_client = Connection(UPSTREAM_PORT, request_bytes("GET", "/sandbox/_ping"))
         run_client = Connection(GATEWAY_PORT, run_request)
         warm_ok = 0
@@ -377,15 +336,14 @@ def main():
             f"  all of it {1000 * total:.2f} ms a run: the cores could settle at most "
             f"{os.cpu_count() / total:.0f} runs/s; they were busy {100 * busy:.0f}% of the time"
         )
-    finally:
-        gateway.terminate()
-        upstream.terminate()
-        gateway.wait()
-        upstream.wait()
 
     successful = warm_ok + CALLS - failures + counts["ok"]
     check = subprocess.run(
-        [PYTHON, "manage.py", "check_ledger"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "manage.py", "check_ledger"],
+        cwd=harness.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     print(f"\ncheck_ledger: {(check.stdout + check.stderr).strip()}")
     charged = manage(
@@ -403,13 +361,6 @@ def main():
         f"charges: {entries} api_call entries totalling {total} micro-dollars; successful "
         f"runs x price = {expected}; drift {total - expected}"
     )
-
-
-def _arguments() -> None:
-    """No arguments (settings are environment variables); --help prints the module's description."""
-    argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    ).parse_args()
 
 
 if __name__ == "__main__":
