@@ -155,7 +155,15 @@ class Connection:
         self.send()
         answer = None
         while answer is None:
-            answer = self.feed(self.sock.recv(65536))
+            data = self.sock.recv(65536)
+            if not data and not self.buffer:
+                # gunicorn closes a keep-alive connection idle for 2 s (this one waits while the
+                # direct calls run) and may do so as the request goes out: nothing was read or
+                # answered, so the request is sent again on a new connection.
+                self.connect()
+                self.sock.sendall(self.request)
+                continue
+            answer = self.feed(data)
         status, headers, body = answer
         return status, (time.perf_counter() - started) * 1000, headers, body
 
