@@ -1,0 +1,3 @@
+from gw_client.cli import main
+
+main()
