@@ -15,11 +15,13 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 
 from catalog.paths import path_in_url, template_fill
+from catalog.sdk import sdk_package_name, sdk_tarball_url
 from catalog.texts import split_identifier
 
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
-SDK_PACKAGE = "gw-sdk"
+# The gw-sdk snippet uses top-level await, which node allows in an ES module: a .mjs file.
+SDK_SNIPPET_FILE = "call.mjs"
 
 # Matched against the parameter's name as lower-case words joined by "_" ("jurisdictionCode" ->
 # "jurisdiction_code"), a whole word (or its plural) at a time: "uri" must not find "jurisdiction".
@@ -204,9 +206,13 @@ def rail_url(rail_base: str, slug: str, path: str) -> str:
 def setup_commands() -> dict[str, str]:
     return {
         "sdk": (
-            f"npm install {SDK_PACKAGE}\n"
+            f"npm install {sdk_tarball_url()}"
+            f"  # {sdk_package_name()} is not on the npm registry yet: this gateway serves it"
+            " (from a checkout of the gateway: npm install <checkout>/sdk/typescript)\n"
             "export GATEWAY_API_KEY=gw_live_...  # a key from the dashboard\n"
-            f"export GATEWAY_BASE_URL={settings.GATEWAY_BASE_URL}"
+            f"export GATEWAY_BASE_URL={settings.GATEWAY_BASE_URL}\n"
+            f"node {SDK_SNIPPET_FILE}  # the snippet saved as {SDK_SNIPPET_FILE}"
+            " (an ES module: it uses top-level await)"
         ),
         "x402": (
             "npm install x402-fetch viem  # JavaScript\n"
@@ -228,7 +234,7 @@ def snippet(
 def _gw_sdk(endpoint, path_values, with_method) -> str:
     request = _indented_json(run_request(endpoint, path_values, with_method=with_method))
     return (
-        f'import {{ Gateway }} from "{SDK_PACKAGE}";\n'
+        f'import {{ Gateway }} from "{sdk_package_name()}";\n'
         "\n"
         "const gateway = new Gateway({\n"
         "  apiKey: process.env.GATEWAY_API_KEY,\n"
@@ -236,7 +242,7 @@ def _gw_sdk(endpoint, path_values, with_method) -> str:
         "});\n"
         "\n"
         f"const result = await gateway.run({request});\n"
-        "console.log(result.data);\n"
+        "console.log(JSON.stringify(result.data, null, 2));\n"
     )
 
 

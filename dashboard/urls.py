@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, re_path, reverse_lazy
 
+from catalog.sdk import DOWNLOADS_PATH
 from dashboard import views
 from dashboard.forms import EmailAuthenticationForm
 from dashboard.signin import PasswordResetConfirmView, PasswordResetView
@@ -78,4 +79,5 @@ urlpatterns = [
         views.catalog_endpoint,
         name="catalog-endpoint",
     ),
+    path(f"{DOWNLOADS_PATH.strip('/')}/<str:name>", views.download, name="download"),
 ]

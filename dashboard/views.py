@@ -13,8 +13,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
+from catalog.sdk import sdk_tarball_name
 from catalog.selectors import (
     endpoint_details,
     endpoint_integration,
@@ -38,6 +39,7 @@ from credits.selectors import (
 from credits.services.accounts import account_for_organization, account_for_user
 from credits.services.holds import holds_expire
 from dashboard.charts import spend_chart
+from dashboard.downloads import sdk_tarball
 from dashboard.forms import (
     ApiKeyCreateForm,
     CatalogFilterForm,
@@ -573,3 +575,16 @@ def catalog_endpoint(request: HttpRequest, slug: str, method: str, path: str) ->
             "setup": integration["setup"],
         },
     )
+
+
+# --- Downloads -----------------------------------------------------------------------------
+# Public, like the catalog pages: the gw-sdk snippets' set-up installs the SDK from here.
+
+
+@require_safe
+def download(request: HttpRequest, name: str) -> HttpResponse:
+    if name != sdk_tarball_name():
+        raise Http404("No such download")
+    response = HttpResponse(sdk_tarball(), content_type="application/gzip")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -58,6 +58,23 @@ def test_the_default_format_is_the_sdk(client_for, alice, hunter):
     assert "x402" in payload["setup"]["x402"]
 
 
+def test_the_sdk_setup_installs_the_package_this_gateway_serves(
+    client, client_for, alice, hunter, settings
+):
+    settings.GATEWAY_BASE_URL = "https://gw.example"
+    payload = snippets_for(client_for(alice.live_key), api="hunter", path="/email-verifier")
+    install, key, base_url, run = payload["setup"]["sdk"].splitlines()
+    tarball_url = install.split()[2]
+    assert re.fullmatch(r"https://gw\.example/downloads/gw-sdk-\d+\.\d+\.\d+\.tgz", tarball_url)
+    assert "not on the npm registry" in install
+    assert key.startswith("export GATEWAY_API_KEY=gw_live_...")
+    assert base_url == "export GATEWAY_BASE_URL=https://gw.example"
+    # The snippet awaits at its top level, which node allows in an ES module (.mjs).
+    assert run.startswith("node call.mjs  # the snippet saved as call.mjs")
+    assert 'from "gw-sdk"' in payload["snippets"]["gw-sdk"]
+    assert client.get(tarball_url.removeprefix("https://gw.example")).status_code == 200
+
+
 @pytest.mark.parametrize("format", FORMATS)
 def test_each_format_gives_exactly_its_snippet(client_for, alice, hunter, format):
     payload = snippets_for(
