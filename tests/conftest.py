@@ -6,12 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from catalog.selectors import route_cache_clear
 from credits.services.accounts import account_ids_forget
 from gateway import key_cache, ratelimit
-from tests.factories import KeyedPersona, make_persona
+from tests.factories import KeyedPersona, fund, make_persona
 
 
 def pytest_configure(config):
@@ -82,3 +83,21 @@ def both_settlements(request, settings):
     """Run a money test against both implementations of reserve and capture."""
     settings.CREDITS_ONE_STATEMENT_SETTLEMENT = request.param == "one-statement"
     return request.param
+
+
+@pytest.fixture
+def gateway(live_server, settings):
+    """The live gateway with the seed catalog loaded, its sandboxes served by itself (for the
+    end-to-end tests: mark them django_db(transaction=True))."""
+    settings.GATEWAY_BASE_URL = live_server.url
+    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
+    call_command("load_catalog", "--strict", verbosity=0)
+    return live_server.url
+
+
+@pytest.fixture
+def newcomer(gateway):
+    """A person with keys and $5 on the live gateway."""
+    persona = make_persona("newcomer@example.com")
+    fund(persona.user, 5_000_000)
+    return persona

@@ -11,25 +11,8 @@ import requests
 from django.core.management import call_command
 
 from credits.models import LedgerEntry, UsageEvent
-from tests.factories import fund, make_persona
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def gateway(live_server, settings):
-    """The live gateway with the seed catalog loaded, its sandboxes served by itself."""
-    settings.GATEWAY_BASE_URL = live_server.url
-    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
-    call_command("load_catalog", "--strict", verbosity=0)
-    return live_server.url
-
-
-@pytest.fixture
-def newcomer(gateway):
-    persona = make_persona("newcomer@example.com")
-    fund(persona.user, 5_000_000)
-    return persona
 
 
 def run(gateway, key, **payload):

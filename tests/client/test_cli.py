@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from django.core.management import call_command
 
-from tests.factories import fund, make_persona
+from tests.factories import make_persona
 from tests.http_double import closed_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,22 +34,6 @@ def gw(*args: str, key: str | None = None, base_url: str | None = None, stdin: s
     assert "\x1b[" not in result.stdout + result.stderr, "colour codes in piped output"
     assert "Traceback" not in result.stderr, result.stderr
     return result
-
-
-@pytest.fixture
-def gateway(live_server, settings):
-    """The live gateway with the seed catalog loaded, its sandboxes served by itself."""
-    settings.GATEWAY_BASE_URL = live_server.url
-    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
-    call_command("load_catalog", "--strict", verbosity=0)
-    return live_server.url
-
-
-@pytest.fixture
-def newcomer(gateway):
-    persona = make_persona("newcomer@example.com")
-    fund(persona.user, 5_000_000)
-    return persona
 
 
 @pytest.fixture

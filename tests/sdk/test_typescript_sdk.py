@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 import requests
 from django.conf import settings
-from django.core.management import call_command
 
 from credits.models import UsageEvent
-from tests.factories import fund, make_persona
+from tests.factories import make_persona
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,21 +37,10 @@ def tool(name: str) -> str:
 
 
 @pytest.fixture
-def gateway(live_server, settings):
-    """The live gateway with the seed catalog, its sandboxes served by itself; live keys are
-    charged and answered by the sandbox, as in the demo."""
-    settings.GATEWAY_BASE_URL = live_server.url
-    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
+def gateway(gateway, settings):
+    """The live gateway where live keys are charged and answered by the sandbox, as in the demo."""
     settings.LIVE_CALLS_USE_SANDBOX = True
-    call_command("load_catalog", "--strict", verbosity=0)
-    return live_server.url
-
-
-@pytest.fixture
-def funded(gateway):
-    persona = make_persona("sdk-user@example.com")
-    fund(persona.user, 5_000_000)
-    return persona
+    return gateway
 
 
 @pytest.fixture
@@ -85,7 +73,7 @@ def without_gateway_variables(environment: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environment.items() if not k.startswith("GATEWAY_")}
 
 
-def test_the_sdk_passes_its_node_tests_against_the_live_gateway(gateway, funded):
+def test_the_sdk_passes_its_node_tests_against_the_live_gateway(gateway, newcomer):
     unfunded = make_persona("sdk-unfunded@example.com")
     result = subprocess.run(
         [tool("node"), "--test", "--test-reporter=tap"],
@@ -93,7 +81,7 @@ def test_the_sdk_passes_its_node_tests_against_the_live_gateway(gateway, funded)
         env={
             **without_gateway_variables(os.environ),
             "GATEWAY_BASE_URL": gateway,
-            "GATEWAY_API_KEY": funded.live_key,
+            "GATEWAY_API_KEY": newcomer.live_key,
             "GW_SDK_TEST_UNFUNDED_KEY": unfunded.live_key,
         },
         capture_output=True,
@@ -151,16 +139,16 @@ def test_npm_installs_the_sdk_from_the_tarball_the_gateway_serves(
 
 @pytest.mark.parametrize(("api", "path", "field"), SNIPPET_ENDPOINTS)
 def test_the_gw_sdk_snippet_runs_as_its_setup_says(
-    gateway, funded, tmp_path, npm_environment, api, path, field
+    gateway, newcomer, tmp_path, npm_environment, api, path, field
 ):
-    answer = integrate(gateway, funded.live_key, api, path, "gw-sdk")
+    answer = integrate(gateway, newcomer.live_key, api, path, "gw-sdk")
     setup, snippet = answer["setup"]["sdk"], answer["snippets"]["gw-sdk"]
     (tmp_path / "call.mjs").write_text(snippet)
     tool("node")
     tool("npm")
 
     # What a person does: the set-up lines in order, with their own key in place of the example.
-    script = setup.replace("gw_live_...", funded.live_key)
+    script = setup.replace("gw_live_...", newcomer.live_key)
     result = subprocess.run(
         ["bash", "-e", "-c", script],
         cwd=tmp_path,
@@ -175,16 +163,16 @@ def test_the_gw_sdk_snippet_runs_as_its_setup_says(
     data, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("\n{") + 1 :])
     assert field in data["data"], data
     event = UsageEvent.objects.get(api_slug=api, path=path)
-    assert (event.status, event.api_key.user) == ("completed", funded.user)
+    assert (event.status, event.api_key.user) == ("completed", newcomer.user)
 
 
 @pytest.mark.parametrize(("api", "path", "field"), SNIPPET_ENDPOINTS)
-def test_the_run_api_snippet_runs_as_given(gateway, funded, api, path, field):
-    snippet = integrate(gateway, funded.live_key, api, path, "run-api")["snippets"]["run-api"]
+def test_the_run_api_snippet_runs_as_given(gateway, newcomer, api, path, field):
+    snippet = integrate(gateway, newcomer.live_key, api, path, "run-api")["snippets"]["run-api"]
 
     result = subprocess.run(
         [sys.executable, "-c", snippet],
-        env={**without_gateway_variables(os.environ), "GATEWAY_API_KEY": funded.live_key},
+        env={**without_gateway_variables(os.environ), "GATEWAY_API_KEY": newcomer.live_key},
         capture_output=True,
         text=True,
         timeout=60,
