@@ -39,15 +39,30 @@ class GrantCreditsForm(forms.Form):
 
 @admin.register(Account)
 class AccountAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "kind", "balance", "held", "available", "created_at"]
+    list_display = [
+        "__str__",
+        "kind",
+        "balance",
+        "pending_receipts",
+        "held",
+        "available",
+        "created_at",
+    ]
     list_filter = ["kind"]
     search_fields = ["user__email", "organization__slug", "organization__name"]
     list_select_related = ["user", "organization"]
     actions = ["grant_credits"]
 
-    @admin.display(description="balance", ordering="balance_micros")
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_balance()
+
+    @admin.display(description="balance")
     def balance(self, account):
         return format_usd(account.balance_micros)
+
+    @admin.display(description="waiting for the roll-up")
+    def pending_receipts(self, account):
+        return format_usd(account.pending_receipts_micros)
 
     @admin.display(description="held", ordering="held_micros")
     def held(self, account):
@@ -99,7 +114,7 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
         "description",
         "event_ref",
     ]
-    list_filter = ["type", "account__kind"]
+    list_filter = ["type", "account__kind", "rolled_up"]
     search_fields = [
         "event_ref",
         "description",
@@ -116,6 +131,9 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
 
     @admin.display(description="balance after")
     def balance_after(self, entry):
+        # A receipt was booked without its account's lock: no balance after it is known.
+        if entry.balance_after_micros is None:
+            return "receipt"
         return format_usd(entry.balance_after_micros)
 
     @admin.action(description="Refund the selected API calls")

@@ -12,7 +12,12 @@ from credits.selectors import (
 )
 from credits.services.accounts import account_for_owner
 from credits.services.holds import holds_expire
-from gateway.inputs import RequestBodySerializer, query_string
+from gateway.inputs import (
+    DigitsDecimalField,
+    DigitsIntegerField,
+    RequestBodySerializer,
+    query_string,
+)
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
 from gateway.pagination import offset_field
 
@@ -99,7 +104,7 @@ class CreditsCheckApi(APIView):
         # A JSON number (the contract's type); a numeric string is read too.
         # DRF checks the digits in total before the decimals, so a float's tail (0.1 + 0.2 =
         # 0.30000000000000004) would be told about "16 digits in total"; both say what is allowed.
-        amountCents = serializers.DecimalField(
+        amountCents = DigitsDecimalField(
             max_digits=16,
             decimal_places=4,
             min_value=0,
@@ -142,9 +147,9 @@ class CreditsCheckApi(APIView):
 
 class CreditsUsageApi(APIView):
     class CreditsUsageQuerySerializer(serializers.Serializer):
-        limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
+        limit = DigitsIntegerField(default=50, min_value=1, max_value=200)
         offset = offset_field()
-        days = serializers.IntegerField(default=30, min_value=1, max_value=365)
+        days = DigitsIntegerField(default=30, min_value=1, max_value=365)
 
     class CreditsUsageOutputSerializer(serializers.Serializer):
         success = serializers.BooleanField()
@@ -182,7 +187,7 @@ class CreditsUsageApi(APIView):
 
 class CreditsTransactionsApi(APIView):
     class CreditsTransactionsQuerySerializer(serializers.Serializer):
-        limit = serializers.IntegerField(default=50, min_value=1, max_value=200)
+        limit = DigitsIntegerField(default=50, min_value=1, max_value=200)
         offset = offset_field()
 
     class CreditsTransactionsOutputSerializer(serializers.Serializer):

@@ -1,5 +1,6 @@
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from gateway.models import ApiKey, Organization, User
 
@@ -8,14 +9,35 @@ from gateway.models import ApiKey, Organization, User
 DESCRIPTION_MAX_LENGTH = 700
 
 
-class Account(models.Model):
-    """A balance in integer micro-dollars.
+class AccountQuerySet(models.QuerySet):
+    def with_balance(self) -> "AccountQuerySet":
+        """Each account with its receipts not rolled up yet summed in the same query, so that
+        ``balance_micros`` costs no query of its own."""
+        pending = (
+            LedgerEntry.objects.filter(account=OuterRef("pk"), rolled_up=False)
+            .order_by()
+            .values("account")
+            .annotate(total=Sum("amount_micros"))
+            .values("total")
+        )
+        return self.annotate(pending_receipts_micros=Coalesce(Subquery(pending), 0))
 
-    Invariants (checked by ``check_ledger``): ``balance_micros`` equals the sum of the account's
-    ledger entries and ``held_micros`` the sum of its pending holds. A user or organization
-    account never goes negative nor holds more than it has; the one platform account is the
-    counterparty of grants and purchases, so its balance is fees earned minus credits issued
-    and may be negative.
+
+class Account(models.Model):
+    """A balance in integer micro-dollars: a rolled-up figure plus the receipts after it.
+
+    Money an account spends (a charge, a negative adjustment, a refund taken back) is booked
+    under the account's row lock and moves ``rolled_up_micros`` at once. Money it only receives
+    (a provider's revenue, the platform's fee) is booked as a receipt: an entry appended without
+    touching the account's row, so that no row is written by every call. ``roll_up_receipts``
+    (and any later locked write on the account) folds receipts into ``rolled_up_micros``.
+
+    Invariants (checked by ``check_ledger``): ``rolled_up_micros`` equals the sum of the
+    account's rolled-up entries, so ``balance_micros`` (rolled up plus pending receipts) equals
+    the sum of all its entries; ``held_micros`` equals the sum of its pending holds. A user or
+    organization account never goes negative nor holds more than it has rolled up; the one
+    platform account is the counterparty of grants and purchases, so its balance is fees earned
+    minus credits issued and may be negative.
     """
 
     class Kind(models.TextChoices):
@@ -34,9 +56,11 @@ class Account(models.Model):
         on_delete=models.PROTECT,
         related_name="credit_account",
     )
-    balance_micros = models.BigIntegerField(default=0)
+    rolled_up_micros = models.BigIntegerField(default=0)
     held_micros = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AccountQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -50,12 +74,12 @@ class Account(models.Model):
                 fields=["kind"], condition=Q(kind="platform"), name="one_platform_account"
             ),
             models.CheckConstraint(
-                condition=Q(kind="platform") | Q(balance_micros__gte=0),
+                condition=Q(kind="platform") | Q(rolled_up_micros__gte=0),
                 name="account_balance_not_negative",
             ),
             models.CheckConstraint(
                 condition=Q(held_micros__gte=0)
-                & (Q(kind="platform") | Q(held_micros__lte=F("balance_micros"))),
+                & (Q(kind="platform") | Q(held_micros__lte=F("rolled_up_micros"))),
                 name="account_held_within_balance",
             ),
         ]
@@ -65,16 +89,38 @@ class Account(models.Model):
             return "platform"
         return str(self.user if self.kind == self.Kind.USER else self.organization)
 
+    def refresh_from_db(self, *args, **kwargs):
+        self.__dict__.pop("pending_receipts_micros", None)
+        super().refresh_from_db(*args, **kwargs)
+
+    @property
+    def balance_micros(self) -> int:
+        """The account's balance: exact at the moment it is read, receipts included."""
+        if "pending_receipts_micros" not in self.__dict__:
+            self.pending_receipts_micros = (
+                LedgerEntry.objects.filter(account_id=self.pk, rolled_up=False).aggregate(
+                    total=Coalesce(Sum("amount_micros"), 0)
+                )["total"]
+                if self.pk
+                else 0
+            )
+        return self.rolled_up_micros + self.pending_receipts_micros
+
     @property
     def available_micros(self) -> int:
         return self.balance_micros - self.held_micros
 
 
 class LedgerEntry(models.Model):
-    """One leg of a money movement; append-only, never updated or deleted.
+    """One leg of a money movement; append-only, never deleted, its money never updated.
 
     All entries sharing an ``event_ref`` form one business event and sum to zero.
     ``idempotency_ref`` is unique, so the same leg of the same event can never be booked twice.
+
+    An entry booked under its account's row lock is rolled up from the start and carries the
+    account's balance after it. A receipt, booked without that lock, has no known balance after
+    it (``balance_after_micros`` is null, for good) and waits with ``rolled_up`` false until the
+    roll-up adds it to its account's ``rolled_up_micros``: the one change an entry ever sees.
     """
 
     class Type(models.TextChoices):
@@ -85,6 +131,11 @@ class LedgerEntry(models.Model):
         FEE = "fee", "Fee"
         REFUND = "refund", "Refund"
         ADJUSTMENT = "adjustment", "Adjustment"
+        # A payment on a pay-per-call rail: the stablecoin the platform received (a negative
+        # leg on the platform), the provider's share of it and the platform's fee.
+        RAIL_PAYMENT = "rail_payment", "Rail payment"
+        RAIL_REVENUE = "rail_revenue", "Rail revenue"
+        RAIL_FEE = "rail_fee", "Rail fee"
 
     # Every index below is written three times per charged call: the account is indexed by
     # the (account, created) index alone, and the references by plain unique/b-tree indexes
@@ -94,7 +145,8 @@ class LedgerEntry(models.Model):
     )
     type = models.CharField(max_length=12, choices=Type.choices)
     amount_micros = models.BigIntegerField()
-    balance_after_micros = models.BigIntegerField()
+    balance_after_micros = models.BigIntegerField(null=True, blank=True)
+    rolled_up = models.BooleanField(default=True)
     description = models.CharField(max_length=DESCRIPTION_MAX_LENGTH)
     metadata = models.JSONField(default=dict, blank=True)
     event_ref = models.CharField(max_length=120)
@@ -109,6 +161,10 @@ class LedgerEntry(models.Model):
         indexes = [
             models.Index(fields=["account", "-created_at", "-id"]),
             models.Index(fields=["event_ref"], name="ledger_entry_event"),
+            # Receipts waiting for the roll-up: few at any time, read on every balance read.
+            models.Index(
+                fields=["account"], condition=Q(rolled_up=False), name="ledger_entry_pending"
+            ),
         ]
 
     def __str__(self):

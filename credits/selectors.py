@@ -113,9 +113,9 @@ def revenue_by_api(*, account: Account) -> list[ApiRevenue]:
 
     Revenue legs count positive; refunds reversing them are the account's negative ``refund``
     legs (a caller's refund is positive) and count against the same API. ``calls`` counts the
-    charged calls that paid revenue. Legs without an ``api`` are grouped under "".
+    charged calls and rail payments that paid revenue. Legs without an ``api`` are grouped under "".
     """
-    earned = Q(type=LedgerEntry.Type.REVENUE)
+    earned = Q(type__in=[LedgerEntry.Type.REVENUE, LedgerEntry.Type.RAIL_REVENUE])
     reversed_revenue = Q(type=LedgerEntry.Type.REFUND, amount_micros__lt=0)
     rows = (
         LedgerEntry.objects.filter(Q(account=account) & (earned | reversed_revenue))
@@ -155,54 +155,48 @@ class LedgerDrift:
 def ledger_discrepancies() -> list[LedgerDrift]:
     """Every way the books disagree with themselves; an empty list means they are clean.
 
-    Checks, for every account, that the cached balance equals the sum of its entries and the
-    held amount equals its pending holds; that every business event sums to zero; and that the
-    last entry of each account carries the account's balance.
+    Checks, for every account, that the rolled-up balance equals the sum of its rolled-up
+    entries (so that the balance, rolled up plus receipts waiting, equals the sum of all its
+    entries) and the held amount equals its pending holds; and that every business event sums
+    to zero. Each check is one statement, so it reads one consistent state of the books while
+    calls and the roll-up go on.
     """
     drifts: list[LedgerDrift] = []
-    entries = LedgerEntry.objects.filter(account=OuterRef("pk"))
-    accounts = Account.objects.annotate(
-        entries_sum=Coalesce(
-            Subquery(
-                entries.order_by().values("account").annotate(s=Sum("amount_micros")).values("s")
-            ),
-            0,
-        ),
-        last_balance_after=Subquery(entries.order_by("-id").values("balance_after_micros")[:1]),
-    ).order_by("pk")
-    pending = dict(
-        Hold.objects.filter(status=Hold.Status.PENDING)
-        .values("account_id")
-        .annotate(total=Sum("amount_micros"))
-        .values_list("account_id", "total")
+    rolled_up_entries = (
+        LedgerEntry.objects.filter(account=OuterRef("pk"), rolled_up=True)
+        .order_by()
+        .values("account")
+        .annotate(s=Sum("amount_micros"))
+        .values("s")
     )
+    pending_holds = (
+        Hold.objects.filter(account=OuterRef("pk"), status=Hold.Status.PENDING)
+        .order_by()
+        .values("account")
+        .annotate(s=Sum("amount_micros"))
+        .values("s")
+    )
+    accounts = Account.objects.annotate(
+        entries_sum=Coalesce(Subquery(rolled_up_entries), 0),
+        pending_holds=Coalesce(Subquery(pending_holds), 0),
+    ).order_by("pk")
     for account in accounts:
-        if account.entries_sum != account.balance_micros:
+        if account.entries_sum != account.rolled_up_micros:
             drifts.append(
                 LedgerDrift(
                     "balance",
                     f"account {account.pk} ({account})",
                     account.entries_sum,
-                    account.balance_micros,
+                    account.rolled_up_micros,
                 )
             )
-        if pending.get(account.pk, 0) != account.held_micros:
+        if account.pending_holds != account.held_micros:
             drifts.append(
                 LedgerDrift(
                     "held",
                     f"account {account.pk} ({account})",
-                    pending.get(account.pk, 0),
+                    account.pending_holds,
                     account.held_micros,
-                )
-            )
-        last = account.last_balance_after
-        if last is not None and last != account.balance_micros:
-            drifts.append(
-                LedgerDrift(
-                    "balance_after",
-                    f"account {account.pk} ({account})",
-                    account.balance_micros,
-                    last,
                 )
             )
     unbalanced = (

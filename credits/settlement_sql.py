@@ -1,11 +1,12 @@
 """The two hottest writes of the gateway, each as one PostgreSQL statement.
 
-A paid call reserves a hold and later captures it. Done with the ORM, each is a transaction of
-several statements, and on a busy 2-core machine every round trip to PostgreSQL costs far more
-than the work it carries. Here each is a single statement, atomic on its own: data-modifying
-CTEs that lock, check, move and record in one go. credits.services.holds uses them on
-PostgreSQL (unless CREDITS_ONE_STATEMENT_SETTLEMENT is off) and its portable ORM transactions
-elsewhere; the test suite runs the money tests against both.
+A paid call reserves a hold and later captures it. Each locks the caller's account row and no
+other: the provider's revenue and the platform's fee are receipts (see credits.models.Account).
+Done with the ORM, each is a transaction of several statements, and on a busy 2-core machine
+every round trip to PostgreSQL costs far more than the work it carries. Here each is a single
+statement, atomic on its own: data-modifying CTEs that lock, check, move and record in one go.
+credits.services.holds uses them on PostgreSQL (unless CREDITS_ONE_STATEMENT_SETTLEMENT is off)
+and its portable ORM transactions elsewhere; the test suite runs the money tests against both.
 
 Both are sent with server-side parameters and prepared on their connection (psycopg prepares a
 statement on first use and reuses it while the connection lives; the database settings give it
@@ -51,14 +52,16 @@ class CaptureOutcome(enum.Enum):
 def reserve(hold: Hold) -> bool:
     """Take the hold's amount from the account's available funds and insert the hold.
 
-    False (and nothing written) when the funds are not available. A duplicate request id
+    False (and nothing written) when the rolled-up funds do not cover it; the caller then rolls
+    the account's receipts up under its lock and checks again. A duplicate request id
     raises IntegrityError, undoing the whole statement.
     """
     row = _execute(
         f"""
         WITH taken AS (
             UPDATE {ACCOUNTS} SET held_micros = held_micros + %(amount)s::bigint
-            WHERE id = %(account)s::bigint AND balance_micros - held_micros >= %(amount)s::bigint
+            WHERE id = %(account)s::bigint
+              AND rolled_up_micros - held_micros >= %(amount)s::bigint
             RETURNING id
         )
         INSERT INTO {HOLDS} (account_id, request_id, amount_micros, status, description,
@@ -91,45 +94,49 @@ def capture(
     *,
     hold: Hold,
     amount_micros: int,
-    legs: list[tuple[int, str, int, str]],
+    receipts: list[tuple[int, str, int, str]],
     description: str,
     metadata: dict,
     event_ref: str,
     now: datetime,
     usage: UsageEvent | None,
 ) -> "CaptureOutcome":
-    """Mark the pending hold captured, move every leg (releasing the hold from the caller's
-    held amount), append the ledger entries and record the usage event.
+    """Mark the pending hold captured, charge the caller (releasing the hold from its held
+    amount), append the receipts, and record the usage event.
 
-    ``legs`` are (account id, entry type, signed amount, role). Nothing is written when the
-    hold was no longer pending or a leg names an account that does not exist.
+    Only the caller's account row is locked. ``receipts`` are (account id, entry type, amount,
+    role): the provider's revenue and the platform's fee, appended as entries waiting for the
+    roll-up, without touching their accounts' rows. The caller's own waiting receipts are rolled
+    up on the way, so the charge carries the caller's whole balance after it. Nothing is
+    written when the hold was no longer pending or a receipt names an account that does not
+    exist.
     """
     params = {
         "captured": Hold.Status.CAPTURED.value,
         "pending": Hold.Status.PENDING.value,
         "amount": amount_micros,
+        "released": hold.amount_micros,
+        "caller": hold.account_id,
+        "api_call": LedgerEntry.Type.API_CALL.value,
         "now": now,
         "hold": hold.pk,
         "description": description,
         "metadata": json.dumps(metadata),
         "event_ref": event_ref,
+        "receipt_accounts": len({account_id for account_id, *_ in receipts}),
     }
     rows = []
-    # Rows are locked in the order of the VALUES list, so it is always by account id.
-    for index, (account_id, entry_type, amount, role) in enumerate(sorted(legs)):
+    for index, (account_id, entry_type, amount, role) in enumerate(receipts):
         rows.append(
             f"(%(account{index})s::bigint, %(type{index})s::varchar, %(amount{index})s::bigint, "
-            f"%(released{index})s::bigint, %(role{index})s::varchar)"
+            f"%(role{index})s::varchar)"
         )
-        params.update(
-            {
-                f"account{index}": account_id,
-                f"type{index}": entry_type,
-                f"amount{index}": amount,
-                f"released{index}": hold.amount_micros if account_id == hold.account_id else 0,
-                f"role{index}": role,
-            }
-        )
+        params |= {
+            f"account{index}": account_id,
+            f"type{index}": entry_type,
+            f"amount{index}": amount,
+            f"role{index}": role,
+        }
     record_usage = ""
     if usage is not None:
         record_usage = f""",
@@ -161,46 +168,63 @@ def capture(
             "u_fingerprint": usage.params_fingerprint,
             "u_root": usage.billing_root_request_id,
         }
-    params["accounts"] = len(rows)
-    # The accounts are locked first, in id order, then the hold: the order every other writer
-    # (reservations, releases, the sweeper) takes them in, so no two of them can deadlock.
+    # The caller's account is locked first, then the hold: the order every other writer
+    # (reservations, releases, the sweeper, the roll-up) takes them in, so none can deadlock.
+    # The receiving accounts are only counted, never locked. The roll-up of the caller's own
+    # receipts comes after its lock (so it never races the roll-up command), and sums what its
+    # UPDATE marks: a receipt rolled up meanwhile by the command is skipped by that UPDATE.
     sql = f"""
-        WITH legs (account_id, type, amount, released, role) AS (VALUES {", ".join(rows)}),
+        WITH receipts (account_id, type, amount, role) AS (VALUES {", ".join(rows)}),
         locked AS (
-            SELECT id FROM {ACCOUNTS}
-            WHERE id IN (SELECT account_id FROM legs)
-            ORDER BY id
-            FOR NO KEY UPDATE
+            SELECT id FROM {ACCOUNTS} WHERE id = %(caller)s::bigint FOR NO KEY UPDATE
+        ),
+        present AS (
+            SELECT count(*) AS accounts FROM {ACCOUNTS}
+            WHERE id IN (SELECT account_id FROM receipts)
         ),
         claimed AS (
             UPDATE {HOLDS} SET status = %(captured)s::varchar,
                                captured_micros = %(amount)s::bigint,
                                settled_at = %(now)s::timestamptz
             WHERE id = %(hold)s::bigint AND status = %(pending)s::varchar
-              AND (SELECT count(*) FROM locked) = %(accounts)s::bigint
+              AND EXISTS (SELECT 1 FROM locked)
+              AND (SELECT accounts FROM present) = %(receipt_accounts)s::bigint
             RETURNING id
         ),
+        rolled AS (
+            UPDATE {ENTRIES} SET rolled_up = true
+            WHERE account_id = %(caller)s::bigint AND NOT rolled_up
+              AND EXISTS (SELECT 1 FROM claimed)
+            RETURNING amount_micros
+        ),
         moved AS (
-            UPDATE {ACCOUNTS} AS account
-            SET balance_micros = account.balance_micros + legs.amount,
-                held_micros = account.held_micros - legs.released
-            FROM legs, claimed
-            WHERE account.id = legs.account_id
-            RETURNING account.id, account.balance_micros
+            UPDATE {ACCOUNTS}
+            SET rolled_up_micros = rolled_up_micros - %(amount)s::bigint
+                    + (SELECT coalesce(sum(amount_micros), 0) FROM rolled),
+                held_micros = held_micros - %(released)s::bigint
+            WHERE id = %(caller)s::bigint AND EXISTS (SELECT 1 FROM claimed)
+            RETURNING rolled_up_micros
         ),
         booked AS (
             INSERT INTO {ENTRIES} (account_id, type, amount_micros, balance_after_micros,
-                                   description, metadata, event_ref, idempotency_ref, created_at)
-            SELECT legs.account_id, legs.type, legs.amount, moved.balance_micros,
+                                   rolled_up, description, metadata, event_ref, idempotency_ref,
+                                   created_at)
+            SELECT %(caller)s::bigint, %(api_call)s::varchar, -%(amount)s::bigint,
+                   moved.rolled_up_micros, true, %(description)s::varchar,
+                   %(metadata)s::jsonb, %(event_ref)s::varchar,
+                   %(event_ref)s::varchar || ':caller', %(now)s::timestamptz
+            FROM moved WHERE %(amount)s::bigint <> 0
+            UNION ALL
+            SELECT receipts.account_id, receipts.type, receipts.amount, NULL::bigint, false,
                    %(description)s::varchar, %(metadata)s::jsonb, %(event_ref)s::varchar,
-                   %(event_ref)s::varchar || ':' || legs.role, %(now)s::timestamptz
-            FROM legs CROSS JOIN claimed LEFT JOIN moved ON moved.id = legs.account_id
-            WHERE legs.amount <> 0
+                   %(event_ref)s::varchar || ':' || receipts.role, %(now)s::timestamptz
+            FROM receipts CROSS JOIN claimed
+            WHERE receipts.amount <> 0
             RETURNING id
         ){record_usage}
-        SELECT (SELECT count(*) FROM claimed), (SELECT count(*) FROM locked)
+        SELECT (SELECT count(*) FROM claimed), (SELECT accounts FROM present)
     """
-    claimed, locked = _execute(sql, params)
-    if locked < len(rows):
+    claimed, present = _execute(sql, params)
+    if present < params["receipt_accounts"]:
         return CaptureOutcome.MISSING_ACCOUNT
     return CaptureOutcome.CAPTURED if claimed else CaptureOutcome.NOT_PENDING

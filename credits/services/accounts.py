@@ -58,7 +58,7 @@ def account_ids_forget() -> None:
 
 
 def _account_get_or_create(*, kind: str, **owner) -> Account:
-    account = Account.objects.filter(kind=kind, **owner).first()
+    account = Account.objects.with_balance().filter(kind=kind, **owner).first()
     if account:
         return account
     try:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from credits import settlement_sql
@@ -23,7 +23,7 @@ from credits.services.accounts import (
     _platform_account_id,
     account_platform,
 )
-from credits.services.ledger import Leg, _book, fee_split
+from credits.services.ledger import Leg, _book, _lock_and_roll_up, _roll_up_locked, fee_split
 from gateway.errors import Conflict, InsufficientCredits, InvalidRequest, NotFound
 from gateway.money import format_usd, micros_to_cents
 
@@ -86,7 +86,7 @@ def _take_funds(*, account_id: int, amount_micros: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Account._meta.db_table} SET held_micros = held_micros + %s "
-            "WHERE id = %s AND balance_micros - held_micros >= %s",
+            "WHERE id = %s AND rolled_up_micros - held_micros >= %s",
             [amount_micros, account_id, amount_micros],
         )
         return cursor.rowcount == 1
@@ -94,12 +94,15 @@ def _take_funds(*, account_id: int, amount_micros: int) -> bool:
 
 def _take_funds_after_sweeping(*, account_id: int, amount_micros: int, now: datetime) -> None:
     account = _lock_accounts([account_id])[account_id]
-    # Overdue holds of crashed calls must not block a paying caller.
+    # Overdue holds of crashed calls must not block a paying caller, and revenue waiting for
+    # the roll-up is the caller's to spend.
     _expire_pending_holds(account=account, now=now)
-    if account.available_micros < amount_micros:
+    _roll_up_locked(account)
+    available = account.rolled_up_micros - account.held_micros
+    if available < amount_micros:
         raise InsufficientCredits(
             f"Insufficient credits: this call costs {format_usd(amount_micros)} and "
-            f"{format_usd(max(account.available_micros, 0))} is available",
+            f"{format_usd(max(available, 0))} is available",
             extra={"priceCents": micros_to_cents(amount_micros)},
         )
     Account.objects.filter(pk=account_id).update(held_micros=F("held_micros") + amount_micros)
@@ -163,25 +166,6 @@ def _hold_for_settlement(*, request_id: str) -> Hold:
     return hold
 
 
-class _NoPlatformAccount(Exception):
-    pass
-
-
-def _lock_for_settlement(account_ids: list[int]) -> tuple[dict[int, int], int]:
-    """Lock the given accounts and the platform account in id order; their balances and the
-    platform account's id."""
-    rows = list(
-        _for_update(Account.objects)
-        .filter(Q(pk__in=account_ids) | Q(kind=Account.Kind.PLATFORM))
-        .order_by("pk")
-        .values_list("pk", "kind", "balance_micros")
-    )
-    platform_id = next((pk for pk, kind, _ in rows if kind == Account.Kind.PLATFORM), None)
-    if platform_id is None:
-        raise _NoPlatformAccount
-    return {pk: balance for pk, _, balance in rows}, platform_id
-
-
 def hold_capture(
     *,
     amount_micros: int,
@@ -196,6 +180,7 @@ def hold_capture(
 
     Books the caller's api_call debit, the provider's revenue and the platform fee as one event
     that sums to zero, and saves ``usage`` (the call's usage event) in the same transaction.
+    Only the caller's account is locked: the revenue and the fee are receipts.
     Capturing a captured hold changes nothing; a released or expired hold cannot be captured.
     Give the ``hold`` returned by hold_reserve, or its ``request_id``.
     """
@@ -210,27 +195,18 @@ def hold_capture(
         return _capture_in_one_statement(
             hold, amount_micros, provider_id, description, metadata, usage, now
         )
-    for _ in range(2):
-        try:
-            return _retrying_deadlocks(
-                lambda: _capture(
-                    hold, amount_micros, provider_id, description, metadata, usage, now
-                )
-            )
-        except _NoPlatformAccount:
-            account_platform()
-    raise RuntimeError("the platform account could not be created")
+    return _retrying_deadlocks(
+        lambda: _capture(hold, amount_micros, provider_id, description, metadata, usage, now)
+    )
 
 
-def _capture_legs(hold, amount_micros, provider_id, platform_id) -> list[Leg]:
+def _capture_receipts(amount_micros, provider_id, platform_id) -> list[Leg]:
+    """The provider's revenue and the platform's fee of a charge of ``amount_micros``."""
     revenue, fee = fee_split(amount_micros=amount_micros, has_provider=provider_id is not None)
-    legs = [
-        Leg(hold.account_id, LedgerEntry.Type.API_CALL, -amount_micros, "caller"),
-        Leg(platform_id, LedgerEntry.Type.FEE, fee, "platform"),
-    ]
+    receipts = [Leg(platform_id, LedgerEntry.Type.FEE, fee, "platform")]
     if provider_id is not None:
-        legs.append(Leg(provider_id, LedgerEntry.Type.REVENUE, revenue, "provider"))
-    return legs
+        receipts.append(Leg(provider_id, LedgerEntry.Type.REVENUE, revenue, "provider"))
+    return receipts
 
 
 def _capture_in_one_statement(
@@ -238,13 +214,15 @@ def _capture_in_one_statement(
 ) -> Hold:
     for attempt in range(3):
         platform_id = _platform_account_id(look_up_again=attempt > 0)
-        legs = _capture_legs(hold, amount_micros, provider_id, platform_id)
+        receipts = _capture_receipts(amount_micros, provider_id, platform_id)
         with _savepoint_if_in_transaction():
             outcome = _retrying_deadlocks(
-                lambda legs=legs: settlement_sql.capture(
+                lambda receipts=receipts: settlement_sql.capture(
                     hold=hold,
                     amount_micros=amount_micros,
-                    legs=[(leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in legs],
+                    receipts=[
+                        (leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in receipts
+                    ],
                     description=description,
                     metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
                     event_ref=f"call:{hold.request_id}",
@@ -267,10 +245,9 @@ def _capture_in_one_statement(
 
 
 def _capture(hold, amount_micros, provider_id, description, metadata, usage, now) -> Hold:
+    platform_id = account_platform().pk
     with transaction.atomic():
-        balances, platform_id = _lock_for_settlement(
-            [hold.account_id] + ([provider_id] if provider_id else [])
-        )
+        caller = _lock_and_roll_up([hold.account_id])
         claimed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.PENDING).update(
             status=Hold.Status.CAPTURED, captured_micros=amount_micros, settled_at=now
         )
@@ -280,12 +257,13 @@ def _capture(hold, amount_micros, provider_id, description, metadata, usage, now
                 return current
             raise Conflict(f"The hold of request {hold.request_id} was already {current.status}")
         _book(
-            legs=_capture_legs(hold, amount_micros, provider_id, platform_id),
+            legs=[Leg(hold.account_id, LedgerEntry.Type.API_CALL, -amount_micros, "caller")],
+            receipts=_capture_receipts(amount_micros, provider_id, platform_id),
             event_ref=f"call:{hold.request_id}",
             description=description,
             metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
             now=now,
-            balances=balances,
+            balances={hold.account_id: caller[hold.account_id].rolled_up_micros},
             held_released={hold.account_id: hold.amount_micros},
         )
         if usage is not None:

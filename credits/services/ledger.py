@@ -1,6 +1,9 @@
 """The append-only ledger: every change to money is one event of legs that sum to zero. Each
-top-level service owns one short transaction that locks the accounts it moves (in id order),
-updates them with F() and appends the ledger legs, in that order. Nothing here calls the network.
+top-level service owns one short transaction that locks the accounts it debits (in id order),
+rolls their waiting receipts up, updates them with F() and appends the ledger legs, in that
+order. Money an account only receives (a provider's revenue, the platform's fee or its side of
+a grant) is a receipt: appended without locking its account, and folded into the account's
+rolled-up balance later (receipts_roll_up). Nothing here calls the network.
 """
 
 import uuid
@@ -13,7 +16,7 @@ from django.db.models import BigIntegerField, Case, F, Value, When
 from django.utils import timezone
 
 from credits.models import Account, LedgerEntry
-from credits.services.accounts import _lock_accounts, account_platform
+from credits.services.accounts import _lock_accounts, _platform_account_id, account_platform
 from gateway.errors import Conflict, InvalidRequest
 
 
@@ -25,6 +28,63 @@ class Leg:
     role: str
 
 
+# How many receipts one transaction of the roll-up command folds, so that it never holds an
+# account's row lock for long however many receipts waited.
+ROLL_UP_BATCH = 5_000
+
+
+def _roll_up_locked(account: Account, *, limit: int | None = None) -> int:
+    """Fold the account's waiting receipts (at most ``limit``, oldest first) into its rolled-up
+    balance; the caller holds the account's row lock. Returns how many were folded.
+
+    Only the receipts read here are marked and added: one committed meanwhile waits for the next
+    roll-up, and none can be folded twice, since every roll-up of an account holds its lock.
+    """
+    pending = LedgerEntry.objects.filter(account_id=account.pk, rolled_up=False).order_by("pk")
+    if limit is not None:
+        pending = pending[:limit]
+    folded = list(pending.values_list("pk", "amount_micros"))
+    if not folded:
+        return 0
+    LedgerEntry.objects.filter(pk__in=[pk for pk, _ in folded]).update(rolled_up=True)
+    total = sum(amount for _, amount in folded)
+    Account.objects.filter(pk=account.pk).update(rolled_up_micros=F("rolled_up_micros") + total)
+    account.refresh_from_db(fields=["rolled_up_micros"])
+    return len(folded)
+
+
+def _lock_and_roll_up(account_ids) -> dict[int, Account]:
+    """Lock the accounts in id order and roll each one's receipts up, so that their rolled-up
+    balances are their whole balances while the locks last."""
+    accounts = _lock_accounts(account_ids)
+    for account in accounts.values():
+        _roll_up_locked(account)
+    return accounts
+
+
+def receipts_roll_up(*, batch_size: int = ROLL_UP_BATCH) -> tuple[int, int]:
+    """Fold every waiting receipt into its account's rolled-up balance, one short transaction
+    per ``batch_size`` receipts of an account. Idempotent and safe beside live traffic: run it
+    as often as wanted (``roll_up_receipts``). Returns (receipts folded, accounts touched)."""
+    folded = touched = 0
+    waiting = (
+        LedgerEntry.objects.filter(rolled_up=False)
+        .order_by("account_id")
+        .values_list("account_id", flat=True)
+        .distinct()
+    )
+    for account_id in list(waiting):
+        touched += 1
+        while True:
+            with transaction.atomic():
+                account = _lock_accounts([account_id])[account_id]
+                batch = _roll_up_locked(account, limit=batch_size)
+            folded += batch
+            if batch < batch_size:
+                break
+    return folded, touched
+
+
 def _book(
     *,
     legs: list[Leg],
@@ -33,36 +93,43 @@ def _book(
     metadata: dict,
     now: datetime,
     balances: dict[int, int],
+    receipts: list[Leg] = (),
     held_released: dict[int, int] | None = None,
 ) -> list[LedgerEntry]:
-    """Append the legs of one event to accounts locked by the caller, whose balances before
-    the event are ``balances``. The legs must sum to zero. ``held_released`` lowers the held
-    amount of accounts in the same update."""
-    if sum(leg.amount_micros for leg in legs) != 0:
+    """Append the legs of one event. ``legs`` move accounts the caller has locked and rolled
+    up, whose balances before the event are ``balances``; ``receipts`` are appended to their
+    accounts without touching their rows. Together they must sum to zero. ``held_released``
+    lowers the held amount of locked accounts in the same update."""
+    if sum(leg.amount_micros for leg in [*legs, *receipts]) != 0:
         raise ValueError(f"ledger event {event_ref} does not balance")
     held_released = held_released or {}
-    moved = {leg.account_id: leg.amount_micros for leg in legs if leg.amount_micros}
+    moved: dict[int, int] = {}
+    for leg in legs:
+        if leg.amount_micros:
+            moved[leg.account_id] = moved.get(leg.account_id, 0) + leg.amount_micros
     changed = sorted(set(moved) | set(held_released))
     # One UPDATE moves every leg (and releases holds): fewer round trips while the rows are
     # locked, on the hottest path of the gateway.
     changes = {}
     if moved:
-        changes["balance_micros"] = F("balance_micros") + _by_account(moved)
+        changes["rolled_up_micros"] = F("rolled_up_micros") + _by_account(moved)
     if held_released:
         changes["held_micros"] = F("held_micros") - _by_account(held_released)
     if changed:
         Account.objects.filter(pk__in=changed).update(**changes)
     entries = []
-    for leg in legs:
+    for locked, leg in [(True, leg) for leg in legs] + [(False, leg) for leg in receipts]:
         if leg.amount_micros == 0:
             continue
-        balances[leg.account_id] += leg.amount_micros
+        if locked:
+            balances[leg.account_id] += leg.amount_micros
         entries.append(
             LedgerEntry(
                 account_id=leg.account_id,
                 type=leg.type,
                 amount_micros=leg.amount_micros,
-                balance_after_micros=balances[leg.account_id],
+                balance_after_micros=balances[leg.account_id] if locked else None,
+                rolled_up=locked,
                 description=description,
                 metadata=metadata,
                 event_ref=event_ref,
@@ -82,22 +149,62 @@ def _by_account(amounts: dict[int, int]) -> Case:
 
 
 def _balances(accounts: dict[int, Account]) -> dict[int, int]:
-    return {pk: account.balance_micros for pk, account in accounts.items()}
+    return {pk: account.rolled_up_micros for pk, account in accounts.items()}
+
+
+def ledger_receipts_book(
+    *,
+    receipts: list[Leg],
+    event_ref: str,
+    description: str,
+    metadata: dict | None = None,
+) -> list[LedgerEntry]:
+    """Book an event whose every leg is a receipt: appended to its account without locking or
+    updating the account's row, so that booking never waits for another and never overdraws.
+
+    The legs must sum to zero and only the platform account (which may go negative) takes a
+    negative one: an account that must stay positive is debited under its lock, never here.
+    Each leg's ``role`` names it within the event (its idempotency reference is
+    ``<event_ref>:<role>``): booking the same event again books nothing and returns the first
+    booking. Runs in a transaction of its own (a savepoint inside the caller's).
+    """
+    if not receipts:
+        raise InvalidRequest("An event needs at least one leg")
+    if sum(leg.amount_micros for leg in receipts) != 0:
+        raise InvalidRequest(f"The legs of {event_ref} do not sum to zero")
+    platform_id = _platform_account_id()
+    if any(leg.amount_micros < 0 and leg.account_id != platform_id for leg in receipts):
+        raise InvalidRequest("Only the platform account takes a negative receipt")
+    try:
+        with transaction.atomic():
+            return _book(
+                legs=[],
+                receipts=receipts,
+                event_ref=event_ref,
+                description=description,
+                metadata=metadata or {},
+                now=timezone.now(),
+                balances={},
+            )
+    except IntegrityError:
+        existing = list(LedgerEntry.objects.filter(event_ref=event_ref).order_by("pk"))
+        if existing:
+            return existing
+        raise
 
 
 def _book_from_platform(
     *, account: Account, entry_type: str, amount_micros: int, reason: str, event_ref: str
 ) -> list[LedgerEntry]:
     """Move ``amount_micros`` from the platform account to ``account`` (back when negative) as
-    one two-leg event, in a transaction of its own."""
+    one two-leg event, in a transaction of its own. Only ``account`` is locked: the platform's
+    leg is a receipt."""
     platform = account_platform()
     with transaction.atomic():
-        accounts = _lock_accounts([account.pk, platform.pk])
+        accounts = _lock_and_roll_up([account.pk])
         return _book(
-            legs=[
-                Leg(platform.pk, entry_type, -amount_micros, "platform"),
-                Leg(account.pk, entry_type, amount_micros, "account"),
-            ],
+            legs=[Leg(account.pk, entry_type, amount_micros, "account")],
+            receipts=[Leg(platform.pk, entry_type, -amount_micros, "platform")],
             event_ref=event_ref,
             description=reason,
             metadata={"reason": reason},
@@ -171,14 +278,20 @@ def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
     refund_ref = f"refund:{entry.event_ref}"
     if LedgerEntry.objects.filter(event_ref=refund_ref).exists():
         raise Conflict("This call was already refunded")
+    reversed_legs = [
+        Leg(leg.account_id, LedgerEntry.Type.REFUND, -leg.amount_micros, f"{leg.pk}")
+        for leg in original
+    ]
+    # Every account gives back under its lock (none may be overdrawn) but the platform's, whose
+    # leg is a receipt like the fee it reverses.
+    platform_id = _platform_account_id()
+    locked_legs = [leg for leg in reversed_legs if leg.account_id != platform_id]
     try:
         with transaction.atomic():
-            accounts = _lock_accounts([leg.account_id for leg in original])
+            accounts = _lock_and_roll_up([leg.account_id for leg in locked_legs])
             return _book(
-                legs=[
-                    Leg(leg.account_id, LedgerEntry.Type.REFUND, -leg.amount_micros, f"{leg.pk}")
-                    for leg in original
-                ],
+                legs=locked_legs,
+                receipts=[leg for leg in reversed_legs if leg.account_id == platform_id],
                 event_ref=refund_ref,
                 description=f"Refund: {reason}",
                 metadata={**entry.metadata, "reason": reason, "refundOf": entry.event_ref},

@@ -16,10 +16,12 @@ def test_clean_books_pass(alice, capsys):
 @pytest.mark.parametrize(
     ("tamper", "drift"),
     [
-        (lambda a: Account.objects.filter(pk=a.pk).update(balance_micros=9_999), "balance"),
+        (lambda a: Account.objects.filter(pk=a.pk).update(rolled_up_micros=9_999), "balance"),
         (lambda a: Account.objects.filter(pk=a.pk).update(held_micros=0), "held"),
         (lambda a: Hold.objects.update(status="released"), "held"),
         (lambda a: LedgerEntry.objects.filter(account=a).update(amount_micros=20_000), "event"),
+        # A receipt marked rolled up without its amount reaching the rolled-up balance.
+        (lambda a: LedgerEntry.objects.filter(rolled_up=False).update(rolled_up=True), "balance"),
     ],
 )
 def test_any_drift_is_reported_and_fails(alice, capsys, tamper, drift):

@@ -15,7 +15,7 @@ def _prepared_statements() -> dict[str, int]:
             "SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements "
             "WHERE statement LIKE '%WITH %'"
         )
-        # Keyed by the name of the statement's first CTE ("taken", "legs").
+        # Keyed by the name of the statement's first CTE ("taken", "receipts").
         return {statement.split()[1]: runs for statement, runs in cursor}
 
 
@@ -29,4 +29,4 @@ def test_reserve_and_capture_are_each_prepared_once_whatever_the_amounts(alice, 
         hold = hold_reserve(account=account, amount_micros=amount, request_id=f"run_{number}")
         hold_capture(hold=hold, amount_micros=amount, provider_account=provider, description="x")
 
-    assert _prepared_statements() == {"taken": len(amounts), "legs": len(amounts)}
+    assert _prepared_statements() == {"taken": len(amounts), "receipts": len(amounts)}

@@ -6,7 +6,8 @@ from credits.selectors import ledger_discrepancies
 
 class Command(BaseCommand):
     help = (
-        "Verify the books: every account's balance equals the sum of its entries, its held "
+        "Verify the books: every account's rolled-up balance equals the sum of its rolled-up "
+        "entries (its balance, the sum of all its entries), its held "
         "amount equals its pending holds, and every business event sums to zero. Exits non-zero "
         "on any drift."
     )
