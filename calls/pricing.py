@@ -8,7 +8,9 @@ import math
 from typing import Any
 
 from catalog.models import Endpoint
+from catalog.prices import documented_default_results
 from gateway.errors import InvalidRequest
+from gateway.inputs import ASCII_INTEGER
 
 logger = logging.getLogger("calls.pricing")
 
@@ -33,24 +35,26 @@ def _request_value(name: str, query: dict, body: Any) -> tuple[str, Any]:
 
 def _positive_int(name: str, value) -> int:
     """At least 1: a bound of 0 would quote nothing for a provider that reads 0 as its default."""
-    if isinstance(value, bool):
+    # ASCII digits only: int() also reads "1_000" and other scripts' digits, which the
+    # provider, reading the value as sent, may not.
+    if isinstance(value, bool) or not ASCII_INTEGER.fullmatch(str(value)):
         raise InvalidRequest(f"{name} must be a positive integer")
-    try:
-        number = int(str(value))
-    except ValueError:
-        raise InvalidRequest(f"{name} must be a positive integer") from None
+    number = int(str(value))
     if number < 1:
         raise InvalidRequest(f"{name} must be a positive integer")
     return number
 
 
 def quoted_result_count(*, endpoint: Endpoint, query: dict, body: Any) -> int:
+    """The results a call is quoted for: the bound the request sets, else the provider's
+    documented default for it (Hunter returns 10 addresses when limit is left out), else the
+    endpoint's maximum; never more than the maximum."""
     ceiling = endpoint.result_max or DEFAULT_MAX_RESULTS
     if not endpoint.result_bound_param:
         return ceiling
     where, value = _request_value(endpoint.result_bound_param, query, body)
     if value is None:
-        return ceiling
+        return min(documented_default_results(endpoint=endpoint) or ceiling, ceiling)
     return min(_positive_int(where, value), ceiling)
 
 

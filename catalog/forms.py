@@ -5,6 +5,7 @@ from django import forms
 from django.conf import settings
 
 from catalog.models import Endpoint, ProviderApi
+from catalog.requirements import RequirementError, requirements_parse
 from gateway.money import micros_to_decimal_usd, usd_to_micros
 
 
@@ -122,6 +123,21 @@ class EndpointAdminForm(forms.ModelForm):
         if self.instance.pk:
             for micros, usd in ENDPOINT_USD_FIELDS.items():
                 self.initial.setdefault(usd, getattr(self.instance, micros))
+
+    def clean_requirements(self):
+        """The same rules an import accepts, naming the endpoint's own parameters."""
+        declared = [
+            param.get("name")
+            for field in ("path_params", "query_params", "body_params")
+            for param in self.cleaned_data.get(field) or []
+            if isinstance(param, dict)
+        ]
+        try:
+            return requirements_parse(
+                self.cleaned_data.get("requirements") or [], declared=declared
+            )
+        except RequirementError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean(self):
         cleaned = super().clean()

@@ -98,7 +98,8 @@ class Endpoint(models.Model):
     Prices are integer micro-dollars. ``fixed``: ``price_micros`` per call. ``free``: nothing.
     ``per_result``: ``price_micros`` per result item, the count read at ``result_count_path`` in
     the response and bounded by the request parameter ``result_bound_param`` (at most
-    ``result_max``). ``dynamic``: tokens from the response's ``usage`` at the per-million-token
+    ``result_max``, and by the bound parameter's documented default when the request leaves it
+    out). ``dynamic``: tokens from the response's ``usage`` at the per-million-token
     prices.
     """
 
@@ -135,6 +136,12 @@ class Endpoint(models.Model):
     path_params = models.JSONField(default=list, blank=True)
     query_params = models.JSONField(default=list, blank=True)
     body_params = models.JSONField(default=list, blank=True)
+    # Rules that span parameters (catalog.requirements): [{"anyOf": [["domain"], ["company"]]}]
+    requirements = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Rules that span parameters, such as [{"anyOf": [["domain"], ["company"]]}]',
+    )
     verified = models.BooleanField(default=False)
     is_payable = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
@@ -186,6 +193,7 @@ class Endpoint(models.Model):
         "path_params",
         "query_params",
         "body_params",
+        "requirements",
         "pagination_params",
     )
     DOCUMENT_FIELDS = DESCRIPTION_FIELDS + REQUEST_FIELDS

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import yaml
 
 from catalog.paths import template_placeholders
+from catalog.requirements import RequirementError, requirements_parse
 from gateway.money import usd_to_micros
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -80,6 +81,7 @@ class ParsedEndpoint:
     path_params: list = field(default_factory=list)
     query_params: list = field(default_factory=list)
     body_params: list = field(default_factory=list)
+    requirements: list = field(default_factory=list)
     price: PriceSpec | None = None
     verified: bool | None = None
     is_payable: bool | None = None
@@ -476,6 +478,18 @@ def _read_operation_extensions(endpoint: ParsedEndpoint, operation: dict, where:
         if not isinstance(pagination, list) or not all(isinstance(p, str) for p in pagination):
             raise DocumentError(f"{where}: x-gateway-pagination must be a list of parameter names")
         endpoint.pagination_params = list(pagination)
+    if "x-gateway-requirements" in operation:
+        declared = [
+            param["name"]
+            for params in (endpoint.path_params, endpoint.query_params, endpoint.body_params)
+            for param in params
+        ]
+        try:
+            endpoint.requirements = requirements_parse(
+                operation["x-gateway-requirements"], declared=declared
+            )
+        except RequirementError as error:
+            raise DocumentError(f"{where}: x-gateway-requirements: {error}") from None
     if "x-gateway-poll" in operation:
         poll = operation["x-gateway-poll"]
         if not isinstance(poll, dict) or not _text(poll.get("path")):

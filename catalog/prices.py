@@ -55,6 +55,19 @@ def endpoint_price_search_label(endpoint: Any) -> str:
     return price_search_label(kind=endpoint.price_kind, micros=endpoint.price_micros)
 
 
+def documented_default_results(*, endpoint: Any) -> int | None:
+    """The documented default of the parameter that bounds the results, when it is a positive
+    whole number (a default of 0 often means "the provider's own choice": not a bound)."""
+    name = endpoint.result_bound_param
+    for param in (*endpoint.query_params, *endpoint.body_params):
+        if param.get("name") == name:
+            default = param.get("default")
+            if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+                return default
+            return None
+    return None
+
+
 def endpoint_price_detail(endpoint: Any) -> str:
     """One sentence for people: what a call costs and how it is counted."""
     kind = endpoint.price_kind
@@ -69,6 +82,11 @@ def endpoint_price_detail(endpoint: Any) -> str:
         )
         if endpoint.result_bound_param:
             text += f"; the {endpoint.result_bound_param} parameter bounds the results"
+            default = documented_default_results(endpoint=endpoint)
+            if default and (not endpoint.result_max or default < endpoint.result_max):
+                text += f" ({default}, the provider's default, quoted when it is not given"
+                text += f"; at most {endpoint.result_max})" if endpoint.result_max else ")"
+                return text
         if endpoint.result_max:
             text += f" (at most {endpoint.result_max} quoted when it is not given)"
         return text

@@ -35,6 +35,35 @@ class CatalogParameterSerializer(serializers.Serializer):
     )
 
 
+class CatalogRequirementSerializer(serializers.Serializer):
+    """One rule that spans parameters (x-gateway-requirements); it has one of anyOf, oneOf,
+    allOrNone or if (with then)."""
+
+    anyOf = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="At least one alternative is sent; each alternative is names sent together",
+    )
+    oneOf = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Exactly one alternative is sent; each alternative is names sent together",
+    )
+    allOrNone = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Sent all together, or none"
+    )
+    # "if" is a Python keyword: the field is declared below under its JSON name.
+    then = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Needed when if is sent"
+    )
+    description = serializers.CharField(help_text='The rule in words: "Send domain or company."')
+
+
+CatalogRequirementSerializer._declared_fields["if"] = serializers.CharField(
+    required=False, help_text="A parameter that, when sent, needs every one of then"
+)
+
+
 class CatalogApiSummarySerializer(serializers.Serializer):
     name = serializers.CharField()
     slug = serializers.SlugField()

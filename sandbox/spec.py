@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
+from catalog.requirements import requirements_parse
+
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 METHODS = ("get", "post", "put", "patch", "delete")
 _PARAM = re.compile(r"\{([^}/]+)\}")
@@ -42,6 +44,8 @@ class Operation:
     price: object
     pagination: tuple[str, ...]
     poll: dict | None
+    # Rules that span parameters (catalog.requirements), which the provider enforces too.
+    requirements: tuple[dict, ...] = ()
 
     @property
     def per_result(self) -> dict | None:
@@ -136,6 +140,8 @@ def _operation(slug: str, category: str, method: str, template: str, raw: dict, 
         )
     body = raw.get("requestBody") or {}
     schema = ((body.get("content") or {}).get("application/json") or {}).get("schema")
+    declared = [param.name for param in params] + list((schema or {}).get("properties") or {})
+    requirements = requirements_parse(raw.get("x-gateway-requirements") or [], declared=declared)
     return Operation(
         slug=slug,
         category=category,
@@ -150,6 +156,7 @@ def _operation(slug: str, category: str, method: str, template: str, raw: dict, 
         price=raw.get("x-gateway-price"),
         pagination=tuple(raw.get("x-gateway-pagination") or ()),
         poll=raw.get("x-gateway-poll"),
+        requirements=tuple(requirements),
     )
 
 

@@ -7,6 +7,7 @@ problem found is raised as a ``ProviderError`` naming the parameter.
 
 import json
 
+from catalog.requirements import is_sent, requirement_problem
 from sandbox.errors import ProviderError, invalid, missing
 from sandbox.spec import Operation, group_name
 
@@ -132,4 +133,36 @@ def validated_inputs(operation: Operation, query, path_params: dict, body) -> tu
             if not isinstance(body, dict):
                 raise ProviderError(400, "invalid_body", "The request body must be a JSON object")
             check_object(body, schema)
+    _requirements_check(operation, values, body)
     return values, body
+
+
+def _requirements_check(operation: Operation, values: dict, body) -> None:
+    """The rules that span parameters ("domain or company"), refused as the provider would."""
+    if not operation.requirements:
+        return
+    sent = {name for name, value in values.items() if is_sent(value)}
+    if isinstance(body, dict):
+        sent.update(name for name, value in body.items() if is_sent(value))
+    for requirement in operation.requirements:
+        problem = requirement_problem(requirement, sent)
+        if problem is None:
+            continue
+        if problem.startswith("only one of"):
+            raise invalid(_first_name(requirement), f"Send {problem}")
+        raise ProviderError(
+            400,
+            "missing_parameter",
+            f"{problem} is required",
+            parameter=_first_name(requirement),
+        )
+
+
+def _first_name(requirement: dict) -> str:
+    """The parameter an error names: the first the requirement asks for."""
+    for kind in ("anyOf", "oneOf"):
+        if kind in requirement:
+            return requirement[kind][0][0]
+    if "allOrNone" in requirement:
+        return requirement["allOrNone"][0]
+    return requirement["then"][0]

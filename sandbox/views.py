@@ -101,3 +101,15 @@ def _respond(result):
             response[name] = value
         return response
     return JsonResponse(result, safe=False)
+
+
+def not_found(request, exception=None):
+    """handler404 of the sandbox served on its own (sandbox.settings): the gateway's pages are
+    not there, and its 404 page would name them."""
+    return error_response(
+        None, ProviderError(404, "not_found", f"No route {request.method} {request.path}")
+    )
+
+
+def server_error(request):
+    return error_response(None, ProviderError(500, "server_error", "The sandbox failed"))

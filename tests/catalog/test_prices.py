@@ -19,6 +19,8 @@ def priced(kind: str, micros: int = 0, **fields) -> SimpleNamespace:
         "input_micros_per_mtok": 0,
         "output_micros_per_mtok": 0,
         "default_max_tokens": None,
+        "query_params": [],
+        "body_params": [],
     }
     return SimpleNamespace(price_kind=kind, price_micros=micros, **{**defaults, **fields})
 
@@ -53,6 +55,24 @@ def test_the_price_detail_says_how_a_per_result_price_is_counted():
     assert detail == (
         "$0.0025 per result, counted at data.emails in the response; the limit parameter bounds "
         "the results (at most 100 quoted when it is not given)"
+    )
+
+
+def test_the_price_detail_names_the_providers_default_that_a_quote_uses():
+    limit = {"name": "limit", "type": "integer", "required": False, "default": 10}
+    detail = endpoint_price_detail(
+        priced(
+            "per_result",
+            2_500,
+            result_count_path="data.emails",
+            result_bound_param="limit",
+            result_max=100,
+            query_params=[limit],
+        )
+    )
+    assert detail == (
+        "$0.0025 per result, counted at data.emails in the response; the limit parameter bounds "
+        "the results (10, the provider's default, quoted when it is not given; at most 100)"
     )
 
 

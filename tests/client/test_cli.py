@@ -303,7 +303,7 @@ def test_run_without_enough_credits_is_its_own_exit(gateway, settings):
 
     assert result.returncode == 4
     assert "(INSUFFICIENT_CREDITS, request run_" in result.stderr
-    assert "$0.25" in result.stderr
+    assert "$0.025" in result.stderr  # Hunter's default of 10 results, not the maximum of 100
 
 
 def test_a_provider_failure_is_an_upstream_exit_with_the_providers_status(as_live):

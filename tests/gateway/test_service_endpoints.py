@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -74,30 +75,47 @@ def test_the_docs_page_serves_its_own_assets(client, db):
     assert "cdn." not in page and "unpkg" not in page
 
 
-def test_production_refuses_to_start_without_a_secret_key():
-    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": ""}
+def _started_settings(**variables) -> dict:
+    """What a fresh process of the gateway starts with, given ``variables`` and none of DEBUG,
+    SECRET_KEY, CATALOG_SECRET_KEY or DATA_DIR from this environment."""
+    unset = ("DEBUG", "SECRET_KEY", "CATALOG_SECRET_KEY", "DATA_DIR")
+    environment = {name: value for name, value in os.environ.items() if name not in unset}
+    script = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        "print(json.dumps([settings.DEBUG, settings.SECRET_KEY, settings.CATALOG_SECRET_KEY]))"
+    )
     result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
+        [sys.executable, "-c", script],
+        env={**environment, **variables, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
         cwd=settings.BASE_DIR,
         capture_output=True,
         text=True,
     )
-    assert result.returncode != 0
-    assert "SECRET_KEY" in result.stderr
+    assert result.returncode == 0, result.stderr
+    debug, secret_key, catalog_keys = json.loads(result.stdout.splitlines()[-1])
+    return {"debug": debug, "secret_key": secret_key, "catalog_keys": catalog_keys}
 
 
-def test_production_refuses_to_start_without_a_catalog_secret_key():
-    environment = {**os.environ, "DEBUG": "False", "SECRET_KEY": "x" * 50, "CATALOG_SECRET_KEY": ""}
-    result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env={**environment, "DJANGO_SETTINGS_MODULE": "gateway.settings"},
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
+def test_unset_secrets_are_generated_once_into_the_data_folder_and_reused(tmp_path):
+    first = _started_settings(DATA_DIR=str(tmp_path))
+    again = _started_settings(DATA_DIR=str(tmp_path))
+
+    assert first["debug"] is False  # production mode unless DEBUG says otherwise
+    assert len(first["secret_key"]) >= 50
+    Fernet(first["catalog_keys"][0])
+    assert again == first
+    assert (tmp_path / "secret_key").read_text().strip() == first["secret_key"]
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0  # readable by its owner only
+    assert (tmp_path / "catalog_secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_secrets_from_the_environment_win_and_nothing_is_written(tmp_path):
+    catalog_key = Fernet.generate_key().decode()
+    started = _started_settings(
+        SECRET_KEY="x" * 50, CATALOG_SECRET_KEY=catalog_key, DATA_DIR=str(tmp_path)
     )
-    assert result.returncode != 0
-    assert "CATALOG_SECRET_KEY" in result.stderr
+    assert (started["secret_key"], started["catalog_keys"]) == ("x" * 50, [catalog_key])
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_production_starts_with_a_secret_key_and_a_catalog_secret_key():

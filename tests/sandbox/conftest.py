@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
+from catalog.requirements import requirements_fill
 from sandbox.spec import Operation
 
 
@@ -75,17 +76,24 @@ def example_value(schema: dict, name: str = ""):
 
 
 def example_request(operation: Operation) -> tuple[str, dict, object]:
-    """(path, query, body) with every required input of the operation filled in."""
+    """(path, query, body) with every required input of the operation filled in, and those its
+    requirements that span parameters ask for."""
+    body_required = (operation.body_schema or {}).get("required") or []
+    required = {param.name for param in operation.params if param.required} | set(body_required)
+    chosen = requirements_fill(operation.requirements, required)
     path, query = operation.template, {}
     for param in operation.params:
         value = example_value(param.schema, param.name)
         if param.location == "path":
             path = path.replace("{" + param.name + "}", str(value))
-        elif param.required:
+        elif param.name in chosen:
             query[param.name] = value
     body = None
     if operation.body_schema is not None:
         body = example_value({"type": "object", **operation.body_schema})
+        properties = operation.body_schema.get("properties") or {}
+        for name in sorted(chosen.intersection(properties).difference(body)):
+            body[name] = example_value(properties[name], name)
         for name, schema in (operation.body_schema.get("properties") or {}).items():
             if name in body and schema.get("type") == "array":
                 item = schema.get("items") or {}

@@ -1,5 +1,9 @@
+import secrets
+
+from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.urls import reverse
 
 from credits.services.accounts import account_for_user
 from credits.services.ledger import credits_grant
@@ -15,16 +19,25 @@ DEMO_KEY_NAMES = {ApiKey.Mode.LIVE: "demo live key", ApiKey.Mode.TEST: "demo tes
 
 class Command(BaseCommand):
     help = (
-        "Provision the demo user with $10 of credits and a live and a test key. The keys are "
-        "printed once, when they are created; --rotate revokes the demo keys and prints new ones."
+        "Provision the demo user with $10 of credits, a dashboard password and a live and a test "
+        "key. The password and the keys are printed once, when they are created; --rotate "
+        "replaces all three and prints the new ones."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--rotate", action="store_true", help="replace the demo keys")
+        parser.add_argument(
+            "--rotate", action="store_true", help="replace the demo keys and password"
+        )
 
     def handle(self, *args, rotate, **options):
+        password = None
         with transaction.atomic():
             user, _ = user_get_or_create(email=DEMO_EMAIL)
+            if rotate or not user.has_usable_password():
+                # Shown once like the keys; only its hash is kept.
+                password = secrets.token_urlsafe(12)
+                user.set_password(password)
+                user.save(update_fields=["password"])
             active = api_keys_for_user(user=user).filter(
                 revoked_at__isnull=True, name__in=DEMO_KEY_NAMES.values()
             )
@@ -45,18 +58,25 @@ class Command(BaseCommand):
                 idempotency_ref=f"demo-welcome-{user.pk}",
             )
 
-        if not created:
+        if not created and password is None:
             masked = ", ".join(api_key.masked for api_key in existing.values())
             self.stdout.write(
-                f"Demo user {DEMO_EMAIL} already has its keys ({masked}); they were printed when "
-                "first created. Run `python manage.py provision_demo --rotate` for new ones."
+                f"Demo user {DEMO_EMAIL} already has its keys ({masked}) and its dashboard "
+                "password; they were printed when first created. Run `python manage.py "
+                "provision_demo --rotate` for new ones."
             )
             return
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo user {DEMO_EMAIL} with {format_usd(DEMO_CREDITS_MICROS)} of credits; "
-                "keys shown only this once:"
+                "shown only this once:"
             )
         )
+        if password is not None:
+            login_url = f"{settings.GATEWAY_BASE_URL}{reverse('dashboard:login')}"
+            self.stdout.write(f"  dashboard: {login_url}  email {DEMO_EMAIL}  password {password}")
         for mode, secret in created.items():
             self.stdout.write(f"  {mode} key: {secret}")
+        if existing:
+            masked = ", ".join(api_key.masked for api_key in existing.values())
+            self.stdout.write(f"  keys printed when they were created: {masked}")
