@@ -45,10 +45,23 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         return response
 
 
+def mailed_link_context() -> dict:
+    """``protocol`` and ``domain`` for a mail's links, from GATEWAY_BASE_URL. Django would take
+    them from the request's Host header, which the sender of the request chooses: a reset asked
+    for with ``Host: evil.example`` would mail its owner a link that hands the token to that
+    host."""
+    protocol, _, domain = settings.GATEWAY_BASE_URL.partition("://")
+    return {"protocol": protocol, "domain": domain}
+
+
 class PasswordResetView(auth_views.PasswordResetView):
     """Django's reset request, refused with 429 once an address or a client address has asked
     for more emails this hour than the settings allow (whether or not the address has an
-    account, so the refusal reveals nothing)."""
+    account, so the refusal reveals nothing). Its link leads to GATEWAY_BASE_URL."""
+
+    @property
+    def extra_email_context(self) -> dict:
+        return mailed_link_context()
 
     def form_valid(self, form):
         wait = reset_email_wait_seconds(

@@ -345,7 +345,7 @@ def test_malformed_run_requests_name_the_field(run, alice, leads, payload, field
     assert body["error"].startswith(f"{field}:")
 
 
-def test_streaming_is_refused_with_a_pointer_to_the_rails(run, alice, leads, funded):
+def test_streaming_is_refused_until_streams_are_served(run, alice, leads, funded):
     body = error_of(
         run(
             alice.live_key,
@@ -355,7 +355,7 @@ def test_streaming_is_refused_with_a_pointer_to_the_rails(run, alice, leads, fun
         ),
         400,
     )
-    assert "rails" in body["error"]
+    assert "omit stream or set it to false" in body["error"]
 
 
 @pytest.mark.parametrize(
