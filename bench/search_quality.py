@@ -1,7 +1,10 @@
 """Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
 variant, on each split of bench/search_queries.yaml: train (what the fusion is chosen and fitted
 on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind
-`seed` split over the seed catalog.
+`seed` split over the seed catalog; and on the held-out needs of bench/search_heldout.yaml
+(split `heldout`), which nothing is chosen or fitted on and no choice below reads. Then what the
+score means: how many right answers score at least 0.5, and how many needs nothing answers
+(the held-out file's nonsense and out-of-catalog needs) keep their best score below 0.3.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -55,6 +58,9 @@ from pathlib import Path
 import harness
 
 LIMIT = 10
+HELDOUT = Path(__file__).resolve().parent / "search_heldout.yaml"
+# Splits no choice reads: the held-out needs, and a set given on the command line.
+NEVER_READ = ("heldout", "given")
 FRAMINGS = (
     "I need an API that can {}",
     "Which endpoint lets me {}?",
@@ -107,6 +113,9 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     queries = yaml.safe_load(harness.QUERIES.read_text())
     for number, query in enumerate(queries, start=1):
         query.setdefault("split", "validation" if number % 3 == 0 else "train")
+    queries += [{**query, "split": "heldout"} for query in yaml.safe_load(HELDOUT.read_text())]
+    for query in queries:
+        query["q"] = str(query["q"])  # a need such as "42" reads as a number
     if given is not None:
         queries += [{**query, "split": "given"} for query in yaml.safe_load(given.read_text())]
     for query in queries:
@@ -115,7 +124,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
-    names = ("train", "validation", "test", "named", "needs", "seed")
+    names = ("train", "validation", "test", "named", "needs", "seed", "heldout")
     names += ("given",) if given is not None else ()
     calibration = {name: [q for q in queries if q["split"] == name] for name in names}
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
@@ -267,7 +276,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     _served_alternatives(index, splits, signals, "lexical_best_place", (0, 2, 3, 4, 5, 6, 10))
     if naive_vectors is not None:
         _held_back_estimate(index, splits, signals)
-    _calibration(index, calibration["validation"], signals)
+    _score_meaning(index, splits, calibration, signals)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
 
@@ -470,12 +479,15 @@ def _naive_bm25(texts: list[str]):
     """Plain BM25 over the naive texts (bm25s's own tokens, English stopwords dropped): the
     issue's "BM25 alone" reference. Returns a scorer of a query as typed."""
     import bm25s
+    import numpy as np
 
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
     def scores(query: str):
         tokens = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)
+        if not tokens[0]:  # "hello", "????": nothing but stopwords and punctuation
+            return np.zeros(len(texts))
         return retriever.get_scores(tokens[0])
 
     return scores
@@ -521,7 +533,7 @@ def _served_alternatives(index, splits, signals, field: str, values) -> None:
                 for q in items
             ]
             for name, items in splits.items()
-            if name != "given"
+            if name not in NEVER_READ
         }
         others = [rank for name, items in ranks.items() if name != "train" for rank in items]
         every = ranks["train"] + others
@@ -547,7 +559,9 @@ def _held_back_estimate(index, splits, signals) -> None:
 
     from catalog.search import RANKING
 
-    queries = [q for name, items in splits.items() if name not in ("train", "given") for q in items]
+    queries = [
+        q for name, items in splits.items() if name not in ("train", *NEVER_READ) for q in items
+    ]
     references = {name: [] for name in HELD_BACK_REFERENCE}
     served = []
     for query in queries:
@@ -644,39 +658,71 @@ def _sums(ranks: list[int]) -> str:
     return f"{hit5:>4.0f} {mrr:8.1f}"
 
 
-def _calibration(index, validation, signals) -> None:
-    """How often an endpoint with a given served score is an expected one (validation split)."""
+def _answers_the_need(index, query, relevance):
+    """A need's endpoints labelled for the calibration, from its best ``LIMIT`` by relevance:
+    every expected endpoint (1, wherever it ranks) and the first ten's endpoints of other APIs
+    (0). The expected API's other endpoints are left out: the set names the one or few of an
+    API's endpoints its need was written for, and a sibling is often half an answer."""
+    import numpy as np
+
+    top = np.argpartition(-relevance, LIMIT)[:LIMIT]
+    apis = {index.api_of[row] for row in query["rows"]}
+    wrong = [row for row in top if row not in query["rows"] and index.api_of[row] not in apis]
+    return list(query["rows"]), wrong
+
+
+def _score_meaning(index, splits, calibration, signals) -> None:
+    """What the served score says: how often an endpoint with a given score answers its need
+    (every split but train and heldout), how many needs have a right answer scoring at least
+    0.5, and how many needs nothing answers keep their best score below 0.3."""
     import numpy as np
 
     from catalog.search import RANKING
 
+    def scores(query):
+        s = signals[query["q"]]
+        return 1 / (1 + np.exp(-RANKING.logits(s["cosine"], s["bm25"], index.verified)))
+
     edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
     hits = np.zeros(len(edges) - 1)
     totals = np.zeros(len(edges) - 1)
-    for query in validation:
-        s = signals[query["q"]]
-        logits = RANKING.logits(s["cosine"], s["bm25"], index.verified)
-        top = np.argpartition(-logits, 10)[:10]
-        scores = 1 / (1 + np.exp(-logits[top]))
-        relevant = np.isin(top, query["rows"])
-        bins = np.digitize(scores, edges) - 1
-        for bin_, is_relevant in zip(bins, relevant, strict=True):
-            totals[bin_] += 1
-            hits[bin_] += is_relevant
+    for name in ("validation", "test", "named", "needs", "seed"):
+        for query in splits[name]:
+            score = scores(query)
+            right, wrong = _answers_the_need(index, query, score)
+            for rows, label in ((right, 1), (wrong, 0)):
+                for bin_ in np.digitize(score[rows], edges) - 1:
+                    totals[bin_] += 1
+                    hits[bin_] += label
     print()
-    print("calibration on the validation split (top 10 of each query):")
+    print("how often an endpoint with a given score answers its need (validation, test, named,")
+    print("needs, seed: every expected endpoint, and the first ten's endpoints of other APIs):")
     for low, high, hit, total in zip(edges[:-1], edges[1:], hits, totals, strict=True):
         share = f"{hit / total:.2f}" if total else "  - "
-        print(f"  score {low:.1f}-{min(high, 1):.1f}: {int(total):>4} endpoints, {share} expected")
+        print(f"  score {low:.1f}-{min(high, 1):.1f}: {int(total):>4} endpoints, {share} answer it")
+    print()
+    print("needs whose best right endpoint scores >= 0.5 (median of that score):")
+    for name, items in splits.items():
+        best = np.array([scores(query)[query["rows"]].max() for query in items])
+        if len(best):
+            print(f"  {name:<11} {np.mean(best >= 0.5):.3f} of {len(best)} ({np.median(best):.2f})")
+    print("needs nothing answers whose best score stays < 0.3 (their largest best score):")
+    for name, items in calibration.items():
+        best = np.array([scores(query).max() for query in items if not query["rows"]])
+        if len(best):
+            print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
 
 
 def _fit(index, train, calibration_train, signals) -> None:
     """Choose the short view's weight, the lexical weight and its saturation on the training
     split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of the chosen
-    relevance: "is an expected endpoint" against relevance and its distance below the query's
-    best, over each training query's best 10 endpoints (queries without an answer included).
-    The verified prior and the lexical best's place stay as served (``_served_alternatives``
-    prints the figures they were chosen by)."""
+    relevance: "answers the need" against the relevance alone, over each training query's
+    endpoints labelled by ``_answers_the_need`` (queries without an answer included, their first
+    ten all wrong), each need weighing as much on each side whatever the number of its right
+    and wrong endpoints, so that a score never depends on the other candidates and 0.5 is where
+    an endpoint looks as much like a need's right answers as like its wrong ones. The verified prior
+    and the lexical best's place stay as served (``_served_alternatives`` prints the figures
+    they were chosen by)."""
 
     def _mixed(query, short_view):
         s = signals[query["q"]]
@@ -691,7 +737,6 @@ def _fit(index, train, calibration_train, signals) -> None:
     # Relevance alone (the calibration is fitted last), with the prior and the lift as served.
     fit_start = {
         "scale": 1.0,
-        "gap": 0.0,
         "bias": 0.0,
         "verified_prior": RANKING.verified_prior,
         "lexical_best_place": RANKING.lexical_best_place,
@@ -715,18 +760,18 @@ def _fit(index, train, calibration_train, signals) -> None:
                     best = (key, short_view, lexical, half)
     _, short_view, lexical, half = best
     ranking = Ranking(short_view, lexical, half, **fit_start)
-    features, labels = [], []
+    features, labels, weights = [], [], []
     for query in calibration_train:
         relevance = ranking.relevance(*_mixed(query, short_view), verified)
-        best = relevance.max()
-        for row in np.argsort(-relevance)[:LIMIT]:
-            features.append([relevance[row], relevance[row] - best])
-            labels.append(int(row in query["rows"]))
-    model = LogisticRegression(C=100.0, max_iter=1000).fit(np.array(features), labels)
-    scale, gap = model.coef_[0]
+        right, wrong = _answers_the_need(index, query, relevance)
+        features += [relevance[row] for row in right + wrong]
+        labels += [1] * len(right) + [0] * len(wrong)
+        weights += [1 / max(len(right), 1)] * len(right) + [1 / max(len(wrong), 1)] * len(wrong)
+    model = LogisticRegression(C=100.0, max_iter=1000)
+    model.fit(np.array(features).reshape(-1, 1), labels, sample_weight=weights)
     print(
         f"chosen: short_view={short_view} lexical={lexical} lexical_half={half} "
-        f"scale={scale:.2f} gap={gap:.2f} bias={model.intercept_[0]:.2f}"
+        f"scale={model.coef_[0][0]:.2f} bias={model.intercept_[0]:.2f}"
     )
 
 

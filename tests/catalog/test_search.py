@@ -188,16 +188,46 @@ def test_results_are_grouped_by_api_in_score_order(client_for, alice, catalog):
     assert mailcheck["slug"] == "mailcheck" and len(mailcheck["endpoints"]) == 3
 
 
+def scores_by_path(body: dict) -> dict[str, float]:
+    return {ep["path"]: ep["score"] for api in body["results"] for ep in api["endpoints"]}
+
+
 def test_scores_are_between_zero_and_one_and_separate_a_match_from_noise(
     client_for, alice, catalog
 ):
     client = client_for(alice.live_key)
-    body = search(client, {"prompt": "send an sms message to a phone", "limit": 50})
-    scores = [ep["score"] for api in body["results"] for ep in api["endpoints"]]
-    assert all(0 <= score <= 1 for score in scores)
-    assert scores[0] > 0.4 and max(scores[1:]) < 0.1
-    unrelated = search(client, {"prompt": "sms", "limit": 50})
-    assert all(0 <= ep["score"] <= 1 for api in unrelated["results"] for ep in api["endpoints"])
+    scores = scores_by_path(
+        search(client, {"prompt": "send an sms message to a phone", "limit": 50})
+    )
+    assert all(0 <= score <= 1 for score in scores.values())
+    assert scores["/sms"] > 0.5
+    others = {path: score for path, score in scores.items() if not path.startswith("/sms")}
+    assert max(others.values()) < 0.1
+
+
+@pytest.mark.parametrize("prompt", ["xyzzy plugh", "fold the laundry", "purple monkey dishwasher"])
+def test_a_need_nothing_answers_scores_low_everywhere(client_for, alice, catalog, prompt):
+    body = search(client_for(alice.live_key), {"prompt": prompt, "limit": 50})
+    assert max(scores_by_path(body).values()) < 0.3
+
+
+def test_a_score_depends_on_the_endpoint_alone_not_on_the_other_candidates(
+    client_for, alice, catalog
+):
+    """The same endpoint scores the same for the same need whether or not a better match
+    stands beside it: disabling the best match leaves the others' scores as they were (but for
+    BM25's word statistics, which lose one document)."""
+    client = client_for(alice.live_key)
+    prompt = {"prompt": "check that an email address exists and can receive mail", "limit": 50}
+    before = scores_by_path(search(client, prompt))
+    endpoints_set_enabled(
+        endpoint_ids=list(Endpoint.objects.filter(path="/v1/verify").values_list("pk", flat=True)),
+        enabled=False,
+    )
+    after = scores_by_path(search(client, prompt))
+    assert "/v1/verify" in before and "/v1/verify" not in after
+    expected = {path: score for path, score in before.items() if path != "/v1/verify"}
+    assert after == pytest.approx(expected, abs=0.02)
 
 
 def test_disabled_endpoints_and_apis_never_appear(client_for, alice, catalog):
