@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -26,6 +27,7 @@ from gw_client.errors import (
     NotFound,
     UpstreamError,
 )
+from gw_client.mcp_stdio import mcp_url_for, serve_stdio
 from gw_client.version import __version__
 
 
@@ -61,6 +63,7 @@ Then, from a need to an answer:
   gw run hunter /v2/domain-search -q domain=stripe.com -q limit=5
   gw usage --days 7                        what you called and what it cost
   gw balance
+  gw mcp                                   the same tools for a local agent (MCP)
 
 Add --json, before or after the command, for the gateway's raw JSON answer.
 """
@@ -620,6 +623,45 @@ def transactions(
     render.show(rows)
     if answer["pagination"]["count"] == limit:
         render.hint(f"More: gw transactions --offset {offset + limit}")
+
+
+# Agents
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="GATEWAY_MCP_URL",
+            show_envvar=True,
+            help="The gateway's tool server (default: the gateway's address + /mcp).",
+        ),
+    ] = None,
+) -> None:
+    """Serve the gateway's tools to a local agent over standard input and output (MCP).
+
+    An agent host (Claude Desktop, Claude Code, Cursor, VS Code...) starts `gw mcp` with
+    GATEWAY_API_KEY in its environment and exchanges Model Context Protocol messages with it:
+    the tools search, details, integrate, list_endpoints, run, balance and usage.
+    """
+    settings: Settings = ctx.obj
+    if not settings.key:
+        render.problem(
+            "no API key: set GATEWAY_API_KEY=gw_live_... (or gw_test_...) in the agent host's "
+            "configuration, or pass --key"
+        )
+        raise typer.Exit(ExitCode.AUTH)
+    try:
+        gateway = Gateway(api_key=settings.key, base_url=settings.base_url, timeout=TIMEOUT)
+    except GatewayError as failure:
+        render.error(failure)
+        raise typer.Exit(_exit_code(failure)) from None
+    # Ctrl-C in a terminal ends it quietly; a host ends it by closing standard input.
+    with gateway, contextlib.suppress(KeyboardInterrupt):
+        serve_stdio(gateway, url or mcp_url_for(gateway.base_url))
 
 
 def main() -> None:
