@@ -7,6 +7,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 8
+FACILITATOR_PORT ?= 8402
+TEMPO_PORT ?= 8545
+DEMO_WALLET := 0x209693Bc6afc0C5328bA36FaF03C514EF312287C
 
 # Tests always run on PostgreSQL (and Redis); the conftest refuses anything else.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gateway
@@ -37,15 +40,27 @@ $(CHROMIUM):
 browser: $(CHROMIUM)
 
 # The demo has no provider credentials: live keys are charged but served by the sandbox.
+# The rails are paid through local doubles, into a demo wallet: the x402 facilitator
+# (sandbox/facilitator) and the Tempo chain of the mpp rail (sandbox/tempo). The money they move
+# exists only in those processes.
 run: export GATEWAY_BASE_URL ?= http://$(HOST):$(PORT)
 run: export LIVE_CALLS_USE_SANDBOX ?= True
+run: export RAIL_PAY_TO ?= $(DEMO_WALLET)
+run: export X402_FACILITATOR_URL ?= http://$(HOST):$(FACILITATOR_PORT)
+run: export NP_FACILITATOR_URL ?= http://$(HOST):$(FACILITATOR_PORT)
+run: export MPP_RPC_URL ?= http://$(HOST):$(TEMPO_PORT)
 run: install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalog
 	$(BIN)/python manage.py provision_demo
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(MAKE) serve
+	$(BIN)/python -m sandbox.facilitator --host $(HOST) --port $(FACILITATOR_PORT) --quiet \
+		--network eip155:8453 --network eip155:137 & \
+	facilitator=$$!; \
+	$(BIN)/python -m sandbox.tempo --host $(HOST) --port $(TEMPO_PORT) --quiet & \
+	tempo=$$!; \
+	trap 'kill $$facilitator $$tempo 2>/dev/null' EXIT INT TERM; $(MAKE) serve
 
 serve:
 	$(BIN)/gunicorn gateway.wsgi --config python:gateway.gunicorn_config \

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from calls.run import RunInput, new_request_id, run_execute
 from catalog.models import Endpoint
 from gateway.errors import UpstreamError
-from gateway.inputs import RequestBodySerializer
+from gateway.inputs import CallerPathField, RequestBodySerializer
 from gateway.schema import ErrorEnvelopeSerializer
 
 
@@ -20,7 +20,7 @@ class RunInputSerializer(RequestBodySerializer):
     field of a typed request send null for the ones they leave out."""
 
     api = serializers.CharField(max_length=100, help_text="provider API slug")
-    path = serializers.CharField(
+    path = CallerPathField(
         max_length=2000, help_text="catalog path, or a concrete path matching its template"
     )
     body = serializers.JSONField(

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from calls.answers import provider_data, provider_reason
+from calls.answers import answer_defect, provider_data, provider_reason
 from calls.payment import Call, CallRecord, Outcome, Payment
 from calls.pricing import endpoint_actual_price, endpoint_quote
 from calls.upstream import UpstreamAuth, UpstreamFailure, UpstreamRequest, build_url, upstream_call
@@ -26,7 +26,9 @@ from catalog.paths import (
     matched_values,
     multi_segment_placeholders,
     template_fill_values,
+    template_placeholders,
 )
+from catalog.requirements import endpoint_requirements_check
 from catalog.selectors import ResolvedEndpoint, endpoint_resolve, provider_api_upstream_secret
 from gateway.errors import ApiError, Forbidden, InvalidRequest, UpstreamError
 
@@ -53,6 +55,9 @@ class CallResult:
     quote_micros: int
     price_micros: int  # the price the answer shows; what is charged is the payment's decision
     upstream_ms: float
+    status: int = 200  # the provider's own status, body and content type, for answers that
+    content: bytes = b""  # pass it on unmodified (the rails)
+    content_type: str = ""
 
 
 def call_execute(
@@ -118,6 +123,16 @@ def call_execute(
             upstream_ms=response.elapsed_ms,
             extra={"data": data, "upstreamStatus": response.status, "requestId": request_id},
         )
+    defect = answer_defect(endpoint=endpoint, response=response)
+    if defect:
+        # Not what the endpoint documents: an upstream failure, never charged, whatever the price.
+        settle(Outcome.FAILED, response.elapsed_ms)
+        raise UpstreamError(
+            f"The provider answered {response.status} with {defect}",
+            status=502,
+            upstream_ms=response.elapsed_ms,
+            extra={"data": data, "upstreamStatus": response.status, "requestId": request_id},
+        )
 
     price = endpoint_actual_price(endpoint=endpoint, quote_micros=quote, response=data)
     settle(Outcome.COMPLETED, response.elapsed_ms, price)
@@ -127,6 +142,9 @@ def call_execute(
         quote_micros=quote,
         price_micros=price,
         upstream_ms=response.elapsed_ms,
+        status=response.status,
+        content=response.content,
+        content_type=response.content_type,
     )
 
 
@@ -135,6 +153,7 @@ def _upstream_request(
 ) -> UpstreamRequest:
     """The provider request for a resolved call, its inputs checked against the catalog."""
     endpoint, api = resolved.endpoint, resolved.api
+    _path_params_check(endpoint, request.path_params)
     values = matched_values(resolved.path_params)
     values.update(request.path_params)
     path = template_fill_values(
@@ -154,6 +173,18 @@ def _upstream_request(
         timeout_seconds=api.timeout_seconds,
         allow_private_network=_is_sandbox(url) or settings.UPSTREAM_ALLOW_PRIVATE_NETWORKS,
     )
+
+
+def _path_params_check(endpoint: Endpoint, path_params: dict) -> None:
+    """A misspelt name would otherwise be dropped and the template's own text sent instead."""
+    names = template_placeholders(endpoint.path)
+    unknown = [name for name in path_params if name not in names]
+    if unknown:
+        takes = ", ".join(names) if names else "no path parameters"
+        raise InvalidRequest(
+            "; ".join(f"pathParams.{name}: unknown path parameter" for name in unknown)
+            + f"; {endpoint.path} takes {takes}"
+        )
 
 
 def _base_url(api: ProviderApi, *, test_mode: bool) -> str:
@@ -210,11 +241,9 @@ def _inputs_check(endpoint: Endpoint, request: CallInput, body_encoding: str) ->
             )
     if missing:
         raise InvalidRequest(f"Missing required parameters: {', '.join(missing)}")
+    endpoint_requirements_check(endpoint=endpoint, query=request.query, body=request.body)
     if isinstance(request.body, dict) and request.body.get("stream") is True:
-        raise InvalidRequest(
-            "Streaming is served on the pay-per-call rails, not by /v1/run; omit stream or "
-            "set it to false"
-        )
+        raise InvalidRequest("Streaming answers are not served yet; omit stream or set it to false")
 
 
 def _upstream_auth(api: ProviderApi) -> UpstreamAuth:

@@ -25,9 +25,15 @@ from catalog.serializers import (
     PRICE_UNIT_HELP,
     CatalogApiSummarySerializer,
     CatalogParameterSerializer,
+    CatalogRequirementSerializer,
 )
 from catalog.snippets import ALL_FORMATS, FORMATS
-from gateway.inputs import RequestBodySerializer, query_string
+from gateway.inputs import (
+    CallerPathField,
+    DigitsIntegerField,
+    RequestBodySerializer,
+    query_string,
+)
 from gateway.pagination import offset_field
 
 METHODS = [choice for choice, _ in Endpoint.Method.choices]
@@ -35,7 +41,7 @@ METHODS = [choice for choice, _ in Endpoint.Method.choices]
 
 class _EndpointChoiceSerializer(RequestBodySerializer):
     api = serializers.CharField(max_length=100, help_text="The provider API's slug")
-    path = serializers.CharField(
+    path = CallerPathField(
         max_length=1000, help_text="A catalog path, or a concrete path matching a template"
     )
     method = serializers.ChoiceField(
@@ -168,7 +174,7 @@ class SearchApi(APIView):
 
 
 class EndpointListInputSerializer(serializers.Serializer):
-    limit = serializers.IntegerField(
+    limit = DigitsIntegerField(
         min_value=1, max_value=500, default=100, help_text="APIs per page (1 to 500)"
     )
     offset = offset_field(help_text="APIs skipped")
@@ -263,6 +269,11 @@ class EndpointDetailsEndpointSerializer(serializers.Serializer):
     pathParams = CatalogParameterSerializer(many=True)
     queryParams = CatalogParameterSerializer(many=True)
     bodyParams = CatalogParameterSerializer(many=True)
+    requirements = CatalogRequirementSerializer(
+        many=True,
+        help_text="Rules that span parameters (one of several, all or none, one needs another); "
+        "/v1/run refuses a call that breaks one with a 400, before anything is charged",
+    )
     paginationParams = serializers.ListField(
         child=serializers.CharField(), help_text="Request parameters that page through one result"
     )
@@ -273,7 +284,11 @@ class EndpointDetailsEndpointSerializer(serializers.Serializer):
 
 class EndpointDetailsUsageSerializer(serializers.Serializer):
     runApi = serializers.CharField(help_text="The exact POST /v1/run call")
-    x402 = serializers.CharField(help_text="The endpoint's pay-per-call address on the x402 rail")
+    x402 = serializers.CharField(
+        required=False,
+        help_text="The endpoint's pay-per-call address on the x402 rail; present when the "
+        "endpoint is payable on the rails",
+    )
 
 
 class EndpointDetailsOutputSerializer(serializers.Serializer):

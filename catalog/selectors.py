@@ -17,6 +17,7 @@ from catalog import prices, snippets
 from catalog.crypto import secret_decrypt
 from catalog.models import Endpoint, ProviderApi
 from catalog.paths import multi_segment_placeholders, template_literal_length, template_match
+from catalog.requirements import requirements_described
 from catalog.search import IndexedEndpoint, search_index_current
 from catalog.texts import endpoint_brief, text_brief
 from catalog.version import catalog_version_current
@@ -394,6 +395,7 @@ def endpoint_details(*, api_slug: str, path: str, method: str | None = None) -> 
             "pathParams": endpoint.path_params,
             "queryParams": endpoint.query_params,
             "bodyParams": endpoint.body_params,
+            "requirements": requirements_described(endpoint.requirements),
             "paginationParams": endpoint.pagination_params,
             "pollEndpoint": (
                 {"method": poll.method, "path": poll.path} if poll and poll.enabled else None
@@ -405,7 +407,11 @@ def endpoint_details(*, api_slug: str, path: str, method: str | None = None) -> 
                 resolved.path_params,
                 with_method=run_needs_method(endpoint, resolved.path_params),
             ),
-            "x402": snippets.rail_url(settings.X402_URL, api.slug, endpoint.path),
+            **(
+                {"x402": snippets.rail_url(settings.X402_URL, api.slug, endpoint.path)}
+                if snippets.rail_payable(endpoint)
+                else {}
+            ),
         },
     }
 
@@ -428,7 +434,18 @@ def endpoint_integration(
     """The integrate answer: code calling the endpoint in one format, or every format."""
     resolved = endpoint_resolve(api_slug=api_slug, path=path, method=method)
     endpoint, api = resolved.endpoint, resolved.api
-    formats = snippets.FORMATS if format == "all" else (format,)
+    payable = snippets.rail_payable(endpoint)
+    if format == "all":
+        formats = [
+            name for name in snippets.FORMATS if payable or name not in snippets.RAIL_FORMATS
+        ]
+    elif format in snippets.RAIL_FORMATS and not payable:
+        raise InvalidRequest(
+            f"{endpoint.method} {endpoint.path} is not payable on the pay-per-call rails here; "
+            "use gw-sdk, run-api or curl"
+        )
+    else:
+        formats = [format]
     with_method = run_needs_method(endpoint, resolved.path_params)
     return {
         "success": True,
@@ -473,7 +490,7 @@ def search_results_group(hits: list[tuple[IndexedEndpoint, float]]) -> list[dict
                 "verified": api.verified,
                 "endpoints": [],
             }
-        if endpoint.is_payable and "payableBaseUrl" not in record:
+        if snippets.rail_payable(endpoint) and "payableBaseUrl" not in record:
             record["payableBaseUrl"] = snippets.rail_url(settings.X402_URL, api.slug, "")
         record["endpoints"].append(
             {

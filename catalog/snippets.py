@@ -15,10 +15,12 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 
 from catalog.paths import path_in_url, template_fill
+from catalog.requirements import requirements_fill
 from catalog.sdk import sdk_package_name, sdk_tarball_url
 from catalog.texts import split_identifier
 
 FORMATS = ("gw-sdk", "run-api", "curl", "x402-fetch", "x402-python")
+RAIL_FORMATS = ("x402-fetch", "x402-python")
 ALL_FORMATS = (*FORMATS, "all")
 # The gw-sdk snippet uses top-level await, which node allows in an ES module: a .mjs file.
 SDK_SNIPPET_FILE = "call.mjs"
@@ -167,8 +169,22 @@ def _path_text(value: Any) -> str:
     return str(value)
 
 
-def _required_values(params: list[dict]) -> dict[str, Any]:
-    return {param["name"]: example_value(param) for param in params if param.get("required")}
+def _example_names(endpoint) -> set[str]:
+    """The parameters an example call sends: the required ones, grown to meet the endpoint's
+    requirements that span parameters (Hunter's email finder: domain, first and last name)."""
+    params = [*endpoint.path_params, *endpoint.query_params]
+    if endpoint.takes_body:
+        params += endpoint.body_params
+    required = {param["name"] for param in params if param.get("required")}
+    return requirements_fill(endpoint.requirements, required)
+
+
+def _example_values(params: list[dict], names: set[str]) -> dict[str, Any]:
+    return {param["name"]: example_value(param) for param in params if param["name"] in names}
+
+
+def _required_values(endpoint, params: list[dict]) -> dict[str, Any]:
+    return _example_values(params, _example_names(endpoint))
 
 
 def run_request(
@@ -180,13 +196,14 @@ def run_request(
     payload: dict[str, Any] = {"api": endpoint.api.slug, "path": fill_path(endpoint, path_values)}
     if with_method:
         payload["method"] = endpoint.method
-    query = _required_values(endpoint.query_params)
+    names = _example_names(endpoint)
+    query = _example_values(endpoint.query_params, names)
     if query:
         payload["query"] = query
     if endpoint.takes_body and endpoint.body_type == "array":
         payload["body"] = []
     elif endpoint.takes_body and endpoint.body_type:
-        payload["body"] = _required_values(endpoint.body_params)
+        payload["body"] = _example_values(endpoint.body_params, names)
     return payload
 
 
@@ -196,6 +213,11 @@ def run_api_text(endpoint, path_values: dict[str, str], *, with_method: bool = F
         run_request(endpoint, path_values, with_method=with_method), ensure_ascii=False
     )
     return f"POST {settings.GATEWAY_BASE_URL}/v1/run {body}"
+
+
+def rail_payable(endpoint) -> bool:
+    """Whether the endpoint answers on the pay-per-call rails of this deployment."""
+    return settings.RAILS_ENABLED and endpoint.is_payable
 
 
 def rail_url(rail_base: str, slug: str, path: str) -> str:
@@ -215,8 +237,8 @@ def setup_commands() -> dict[str, str]:
             " (an ES module: it uses top-level await)"
         ),
         "x402": (
-            "npm install x402-fetch viem  # JavaScript\n"
-            "pip install x402 eth-account requests  # Python\n"
+            "npm install @x402/fetch @x402/evm viem  # JavaScript (x402 v2)\n"
+            "pip install 'x402[evm,requests]'  # Python\n"
             "export PRIVATE_KEY=0x...  # the key of the wallet that pays in USDC"
         ),
     }
@@ -281,7 +303,9 @@ def _curl(endpoint, path_values, with_method) -> str:
 def _rail_call(endpoint, path_values) -> tuple[str, dict | None, Any]:
     """The rail URL (with required query parameters) and the JSON body, if the call has one."""
     url = rail_url(settings.X402_URL, endpoint.api.slug, fill_path(endpoint, path_values))
-    query = {k: _query_text(v) for k, v in _required_values(endpoint.query_params).items()}
+    query = {
+        k: _query_text(v) for k, v in _required_values(endpoint, endpoint.query_params).items()
+    }
     request = run_request(endpoint, path_values)
     return url, query or None, request.get("body")
 
@@ -296,11 +320,14 @@ def _x402_fetch(endpoint, path_values, with_method) -> str:
         options.append('  headers: { "Content-Type": "application/json" },')
         options.append(f"  body: JSON.stringify({_indent(_indented_json(body), 2)}),")
     return (
-        'import { wrapFetchWithPayment } from "x402-fetch";\n'
+        'import { wrapFetchWithPaymentFromConfig } from "@x402/fetch";\n'
+        'import { ExactEvmScheme } from "@x402/evm";\n'
         'import { privateKeyToAccount } from "viem/accounts";\n'
         "\n"
         "const account = privateKeyToAccount(process.env.PRIVATE_KEY);\n"
-        "const fetchWithPayment = wrapFetchWithPayment(fetch, account);\n"
+        "const fetchWithPayment = wrapFetchWithPaymentFromConfig(fetch, {\n"
+        '  schemes: [{ network: "eip155:*", client: new ExactEvmScheme(account) }],\n'
+        "});\n"
         "\n"
         f"const response = await fetchWithPayment({json.dumps(url)}, {{\n"
         + "\n".join(options)
@@ -320,10 +347,15 @@ def _x402_python(endpoint, path_values, with_method) -> str:
         "import os\n"
         "\n"
         "from eth_account import Account\n"
-        "from x402.clients.requests import x402_requests\n"
+        "from x402 import x402ClientSync\n"
+        "from x402.http.clients import x402_requests\n"
+        "from x402.mechanisms.evm.exact import register_exact_evm_client\n"
+        "from x402.mechanisms.evm.signers import EthAccountSigner\n"
         "\n"
-        'account = Account.from_key(os.environ["PRIVATE_KEY"])\n'
-        "session = x402_requests(account)\n"
+        'signer = EthAccountSigner(Account.from_key(os.environ["PRIVATE_KEY"]))\n'
+        "client = x402ClientSync()\n"
+        "register_exact_evm_client(client, signer)\n"
+        "session = x402_requests(client)\n"
         "\n"
         "response = session.request(\n" + "\n".join(arguments) + "\n    timeout=60,\n)\n"
         "print(response.status_code)\n"

@@ -80,4 +80,5 @@ urlpatterns = [
         name="catalog-endpoint",
     ),
     path(f"{DOWNLOADS_PATH.strip('/')}/<str:name>", views.download, name="download"),
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

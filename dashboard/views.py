@@ -2,7 +2,9 @@
 ``?account=org:<slug>``, one of the organizations they belong to (see ``AccountContext``)."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -47,8 +49,10 @@ from dashboard.forms import (
     SignUpForm,
     UsageFilterForm,
 )
+from dashboard.services import user_sign_up
 from gateway.errors import NotFound
 from gateway.models import ApiKey, Membership, Organization, User
+from gateway.money import format_usd
 from gateway.selectors import (
     api_keys_for_organization,
     api_keys_for_user,
@@ -56,7 +60,7 @@ from gateway.selectors import (
     organization_members,
     organization_role_may_manage_keys,
 )
-from gateway.services import api_key_create, api_key_revoke, user_create
+from gateway.services import api_key_create, api_key_revoke
 
 PAGE_SIZE = 25
 RECENT_ROWS = 10
@@ -202,7 +206,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            user = user_create(
+            user = user_sign_up(
                 email=form.cleaned_data["email"], password=form.cleaned_data["password1"]
             )
         except IntegrityError:  # the same address signed up a moment ago
@@ -210,7 +214,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         else:
             # Signed in by the password just chosen; the sign-in guard has nothing to check.
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, "Welcome! Your account is ready: create a key to start.")
+            trial = settings.SIGNUP_CREDITS_MICROS
+            messages.success(
+                request,
+                f"Welcome! Your account is ready with {format_usd(trial)} of trial credits: "
+                "create a key to start."
+                if trial
+                else "Welcome! Your account is ready: create a key to start.",
+            )
             return redirect("dashboard:home")
     return render(request, "registration/signup.html", {"form": form})
 
@@ -417,8 +428,8 @@ def organization(request: HttpRequest, slug: str) -> HttpResponse:
 # without a key has nothing to rate-limit it by.
 
 SEARCH_RESULTS = 10
-# Below this, the best match of a search is probably not an answer (a query that nothing in the
-# catalog answers scores about 0.15; see README "Ranking and the score").
+# Below this, the best match of a search is probably not an answer: needs that nothing in the
+# catalog answers keep their top score under 0.3, most of them under 0.1 (docs/search.md).
 CLOSE_MATCH_SCORE = 0.25
 SEARCH_EXAMPLES = [
     "find the work email of a person at a company",
@@ -430,7 +441,7 @@ SNIPPET_TITLES = {
     "gw-sdk": "JavaScript, with the gateway SDK",
     "run-api": "Python, POST /v1/run with requests",
     "curl": "curl",
-    "x402-fetch": "JavaScript, paying with x402-fetch",
+    "x402-fetch": "JavaScript, paying with @x402/fetch",
     "x402-python": "Python, paying with x402",
 }
 RAIL_FORMATS = ("x402-fetch", "x402-python")
@@ -587,4 +598,15 @@ def download(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404("No such download")
     response = HttpResponse(sdk_tarball(), content_type="application/gzip")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+FAVICON = Path(__file__).resolve().parent / "static" / "dashboard" / "favicon.ico"
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask for on every page whatever the page names."""
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/x-icon")
+    response["Cache-Control"] = "public, max-age=86400"
     return response

@@ -1,11 +1,14 @@
 """Settings for the gateway, read from the environment (see .env.example for every variable).
 
-The embedded default (no variables set) is a development set-up: SQLite in ``var/`` and an
-in-process cache. ``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Redis.
+The embedded default (no variables set) serves in production mode (``DEBUG=False``) on SQLite
+in the data folder (``var/``) and an in-process cache, with its secrets generated there once.
+``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Redis; ``DEBUG=True`` is for
+development.
 """
 
-import base64
-import hashlib
+import os
+import secrets
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,21 +16,42 @@ import environ
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
+from gateway.money import usd_to_micros
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")
 
-DEBUG = env.bool("DEBUG", default=True)
+DEBUG = env.bool("DEBUG", default=False)
 
-SECRET_KEY = env.str("SECRET_KEY", default="")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Production (DEBUG=False) refuses to start without a "
-            "SECRET_KEY environment variable."
-        )
-    SECRET_KEY = "development-only-secret-key-never-use-in-production"
+# The data folder: the embedded SQLite database and the secrets generated on the first start.
+DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var")))
+
+
+def _generated_secret(filename: str, generate) -> str:
+    """A secret generated once into the data folder (mode 0600) and read back on every later
+    start, so sessions and encrypted provider secrets outlive a restart with nothing to set.
+    Written to a temporary file and linked into place: of processes starting together (the
+    server's workers, a command), the first link wins and every one reads that secret."""
+    path = DATA_DIR / filename
+    if not path.exists():
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=DATA_DIR, prefix=f".{filename}.")
+        try:
+            with os.fdopen(handle, "w") as file:
+                file.write(generate() + "\n")
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("SECRET_KEY", default="") or _generated_secret(
+    "secret_key", lambda: secrets.token_urlsafe(50)
+)
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -37,6 +61,37 @@ SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default=f"{GATEWAY_BASE_URL}/sand
 MPP_URL = env.str("MPP_URL", default=f"{GATEWAY_BASE_URL}/rails/mpp").rstrip("/")
 X402_URL = env.str("X402_URL", default=f"{GATEWAY_BASE_URL}/rails/x402").rstrip("/")
 NP_URL = env.str("NP_URL", default=f"{GATEWAY_BASE_URL}/rails/np").rstrip("/")
+# The tool server for agents (agents/): one address, served by this gateway at its path.
+MCP_URL = env.str("MCP_URL", default=f"{GATEWAY_BASE_URL}/mcp").rstrip("/")
+
+# Pay-per-call rails (rails/). Offers ask to be paid to RAIL_PAY_TO; without it the rails are
+# off: their addresses answer 404 and details, search and snippets do not hand them out.
+RAIL_PAY_TO = env.str("RAIL_PAY_TO", default="")
+RAILS_ENABLED = bool(RAIL_PAY_TO)
+# x402 offers USDC on two networks (CAIP-2 ids); np one network with batched settlement.
+X402_NETWORKS = env.list("X402_NETWORKS", default=["eip155:8453", "eip155:137"])
+NP_NETWORK = env.str("NP_NETWORK", default="eip155:8453")
+# Facilitators verify and settle payments (the x402 facilitator HTTP API). Unset: a paid request
+# is answered 503 and nothing is served.
+X402_FACILITATOR_URL = env.str("X402_FACILITATOR_URL", default="").rstrip("/")
+NP_FACILITATOR_URL = env.str("NP_FACILITATOR_URL", default="").rstrip("/")
+# Below the worker timeout: a settlement that does not answer in time is recorded as pending.
+RAIL_FACILITATOR_TIMEOUT_SECONDS = env.float("RAIL_FACILITATOR_TIMEOUT_SECONDS", default=10)
+RAIL_PAYMENT_MAX_TIMEOUT_SECONDS = env.int("RAIL_PAYMENT_MAX_TIMEOUT_SECONDS", default=300)
+# Rail requests carry no key: they are counted per client address.
+RAIL_RATE_LIMIT_PER_MINUTE = env.int("RAIL_RATE_LIMIT_PER_MINUTE", default=120)
+NP_BATCH_MAX_PAYMENTS = env.int("NP_BATCH_MAX_PAYMENTS", default=500)
+# The mpp rail's chain (Tempo) for its offer.
+MPP_CHAIN_ID = env.int("MPP_CHAIN_ID", default=4217)
+# The mpp rail (the Payment HTTP authentication scheme, tempo charges in USDC.e): the chain's
+# JSON-RPC, the token, the recipient (RAIL_PAY_TO unless set) and the challenge HMAC's secret.
+MPP_RPC_URL = env.str("MPP_RPC_URL", default="https://rpc.tempo.xyz")
+MPP_CURRENCY = env.str("MPP_CURRENCY", default="0x20C000000000000000000000b9537d11c60E8b50")
+MPP_PAY_TO = env.str("MPP_PAY_TO", default="") or RAIL_PAY_TO
+MPP_SECRET_KEY = env.str("MPP_SECRET_KEY", default="")
+MPP_REALM = env.str("MPP_REALM", default="")
+MPP_CHALLENGE_SECONDS = env.int("MPP_CHALLENGE_SECONDS", default=300)
+MPP_RPC_TIMEOUT_SECONDS = env.float("MPP_RPC_TIMEOUT_SECONDS", default=10)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,12 +111,15 @@ INSTALLED_APPS = [
     "rails",
     "dashboard",
     "sandbox",
+    "agents",
     "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A rail on a host of its own takes every path of that host.
+    "rails.hosts.RailHostMiddleware",
     "gateway.middleware.ApiEnvelopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -96,9 +154,7 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 
 DATABASES = {
-    "default": env.db_url(
-        "DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'gateway.sqlite3'}"
-    )
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'gateway.sqlite3'}")
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take SQLite's write lock up front, which is what the row locks
@@ -120,6 +176,16 @@ else:
     # (credits.settlement_sql) ask to be prepared, and without this they would be parsed and
     # planned again on every call.
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
+    # psycopg's pool in each worker process: its threads share DATABASE_POOL_MAX_SIZE connections
+    # instead of keeping one each, and a pooled connection keeps its prepared statements from
+    # one request to the next (see docs/scaling.md). A pool replaces persistent connections.
+    if env.bool("DATABASE_POOL", default=False):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
+            "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
+            "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10),
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "gateway.User"
@@ -165,6 +231,17 @@ CREDITS_ONE_STATEMENT_SETTLEMENT = env.bool("CREDITS_ONE_STATEMENT_SETTLEMENT", 
 # How long a reserved hold stays pending before the sweeper releases it. Longer than any
 # upstream call may take, so a slow call is settled by its own request, not by the sweeper.
 HOLD_TTL_SECONDS = env.int("HOLD_TTL_SECONDS", default=600)
+# Credits granted to each person who signs up on the dashboard, in USD. None by default: a
+# sign-up needs no proof of anything, so every trial dollar could be claimed again and again
+# with new addresses and spent on real providers; test keys already run the whole catalog on
+# the sandbox for free. An operator who screens sign-ups can offer a trial ("1.00").
+SIGNUP_CREDITS_USD = env.str("SIGNUP_CREDITS_USD", default="0")
+try:
+    SIGNUP_CREDITS_MICROS = usd_to_micros(SIGNUP_CREDITS_USD)
+except ValueError as error:
+    raise ImproperlyConfigured(f"SIGNUP_CREDITS_USD: {error}") from None
+if SIGNUP_CREDITS_MICROS < 0:
+    raise ImproperlyConfigured("SIGNUP_CREDITS_USD must not be negative")
 
 # --- Calling providers ------------------------------------------------------------------------
 
@@ -226,7 +303,9 @@ PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR = env.int(
     "PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR", default=20
 )
 
-SECURE_COOKIES = env.bool("SECURE_COOKIES", default=not DEBUG)
+# Secure cookies are never sent back over plain HTTP: the default follows the public address, so
+# `make run` on http://127.0.0.1:8000 can sign in and an https address gets them.
+SECURE_COOKIES = env.bool("SECURE_COOKIES", default=GATEWAY_BASE_URL.startswith("https://"))
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
 if env.bool("BEHIND_TLS_PROXY", default=False):
@@ -260,7 +339,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        # WhiteNoise's compressed files under hashed names, once collectstatic has run.
+        "BACKEND": "dashboard.storage.HashedStaticFilesStorage"
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
@@ -312,21 +392,10 @@ SEARCH_THREADS = env.int("SEARCH_THREADS", default=1)
 # Where the query encoder exported from the search model is kept between starts.
 SEARCH_ONNX_DIR = env.str("SEARCH_ONNX_DIR", default="") or str(BASE_DIR / "var" / "search-model")
 # Fernet keys that encrypt upstream secrets at rest (comma-separated: the first encrypts, every
-# one decrypts, so a key can be rotated). Development derives one from SECRET_KEY.
-CATALOG_SECRET_KEY = env.list("CATALOG_SECRET_KEY", default=[])
-if not CATALOG_SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "CATALOG_SECRET_KEY is not set. Production (DEBUG=False) refuses to start without "
-            "a CATALOG_SECRET_KEY environment variable (a Fernet key; generate one with "
-            '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key()'
-            '.decode())"`).'
-        )
-    CATALOG_SECRET_KEY = [
-        base64.urlsafe_b64encode(
-            hashlib.sha256(f"catalog-secret:{SECRET_KEY}".encode()).digest()
-        ).decode()
-    ]
+# one decrypts, so a key can be rotated). Unset, one is generated into the data folder.
+CATALOG_SECRET_KEY = env.list("CATALOG_SECRET_KEY", default=[]) or [
+    _generated_secret("catalog_secret_key", lambda: Fernet.generate_key().decode())
+]
 for _catalog_key in CATALOG_SECRET_KEY:
     try:
         Fernet(_catalog_key)

@@ -27,9 +27,19 @@ urlpatterns = [
     ),
     path("healthz", HealthzApi.as_view(), name="healthz"),
     path("admin/", admin.site.urls),
+    # The pay-per-call rails: under their own addresses, without gateway authentication.
+    path("", include("rails.urls")),
     # The built-in sandbox provider: outside /v1, without gateway authentication.
     path("", include("sandbox.urls")),
+    # The tool server (MCP_URL) and the skill file for agents.
+    path("", include("agents.urls")),
     path("", include("dashboard.urls")),
     # Last: every other /v1 path answers 404 in the API's error envelope.
     re_path(r"^v1(/.*)?$", UnknownRouteApi.as_view()),
 ]
+
+# Outside /v1: a page for people, the API's envelope for a client asking for JSON.
+handler400 = "dashboard.errors.bad_request"
+handler403 = "dashboard.errors.permission_denied"
+handler404 = "dashboard.errors.page_not_found"
+handler500 = "dashboard.errors.server_error"

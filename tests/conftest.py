@@ -39,6 +39,17 @@ def _fresh_caches(settings):
     cache.clear()
 
 
+# Where the rails ask to be paid in the test suite: they are on, as in a deployment that set
+# RAIL_PAY_TO.
+RAIL_PAY_TO = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+
+
+@pytest.fixture(autouse=True)
+def _rails_on(settings):
+    settings.RAIL_PAY_TO = RAIL_PAY_TO
+    settings.RAILS_ENABLED = True
+
+
 @pytest.fixture(autouse=True)
 def _steady_rate_limit_windows(monkeypatch):
     """Rate limits count in fixed windows (a minute for keys, an hour for password-reset

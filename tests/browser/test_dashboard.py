@@ -158,7 +158,7 @@ def test_the_catalog_finds_an_endpoint_by_its_purpose_and_gives_code_that_runs(
         "JavaScript, with the gateway SDK",
         "Python, POST /v1/run with requests",
         "curl",
-        "JavaScript, paying with x402-fetch",
+        "JavaScript, paying with @x402/fetch",
         "Python, paying with x402",
     ):
         expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()

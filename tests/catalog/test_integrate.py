@@ -171,13 +171,32 @@ def test_payment_snippets_call_the_x402_rail_with_a_wallet_key(client_for, alice
     snippets = snippets_for(
         client_for(alice.live_key), api="hunter", path="/email-verifier", format="all"
     )["snippets"]
-    assert "wrapFetchWithPayment(fetch, account)" in snippets["x402-fetch"]
-    assert 'from "x402-fetch"' in snippets["x402-fetch"]
-    assert "x402_requests(account)" in snippets["x402-python"]
+    # The current SDKs: x402 v2's fetch wrapper (not the v1 x402-fetch package) and the Python
+    # package's client with its requests integration. tests/rails runs both against a gateway.
+    assert 'from "@x402/fetch"' in snippets["x402-fetch"]
+    assert "new ExactEvmScheme(account)" in snippets["x402-fetch"]
+    assert "from x402.http.clients import x402_requests" in snippets["x402-python"]
+    assert "x402_requests(client)" in snippets["x402-python"]
     assert '"https://pay.example/x402/hunter/email-verifier"' in snippets["x402-python"]
     for name in ("x402-fetch", "x402-python"):
         assert "PRIVATE_KEY" in snippets[name]
         assert "GATEWAY_API_KEY" not in snippets[name]
+
+
+def test_an_endpoint_off_the_rails_gets_no_payment_snippets(client_for, alice, hunter, settings):
+    client = client_for(alice.live_key)
+    settings.RAILS_ENABLED = False
+
+    everything = snippets_for(client, api="hunter", path="/email-verifier", format="all")
+    refused = client.post(
+        "/v1/integrate",
+        {"api": "hunter", "path": "/email-verifier", "format": "x402-python"},
+        format="json",
+    )
+
+    assert set(everything["snippets"]) == {"gw-sdk", "run-api", "curl"}
+    assert refused.status_code == 400
+    assert "not payable on the pay-per-call rails" in refused.json()["error"]
 
 
 def test_a_path_that_a_url_cannot_carry_is_escaped_on_the_rail_but_not_in_run(client_for, alice):

@@ -280,7 +280,7 @@ def test_an_endpoint_page_explains_a_per_result_price(browser_for, alice, mailch
     assert "per result" in html
     assert (
         "$0.0025 per result, counted at data.emails in the response; the limit parameter bounds "
-        "the results (at most 100 quoted when it is not given)."
+        "the results (10, the provider&#x27;s default, quoted when it is not given; at most 100)."
     ) in html
 
 
