@@ -27,7 +27,7 @@ import time
 
 import harness
 import requests
-from run_overhead import environment, manage, redis_flush
+from run_overhead import environment, manage, redis_flush, setup_code
 
 DB_NAME = "gw_bench_rails"
 GATEWAY_PORT, UPSTREAM_PORT, FACILITATOR_PORT = 9111, 9112, 9113
@@ -36,22 +36,7 @@ PRICE_MICROS = 1_000
 PAY_TO = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 NETWORKS = ("eip155:8453", "eip155:137")
 
-SETUP = f"""
-from catalog.models import Endpoint, ProviderApi
-from credits.services.accounts import account_for_user
-from credits.services.ledger import credits_grant
-from gateway.models import Organization
-from gateway.services import api_key_create, user_get_or_create
-
-owner = Organization.objects.create(name="Bench provider", slug="bench-provider")
-api = ProviderApi.objects.create(slug="bench", name="Bench", owner=owner,
-    base_url="http://127.0.0.1:{UPSTREAM_PORT}/sandbox")
-Endpoint.objects.create(api=api, method="GET", path="/_ping", price_kind="fixed",
-    price_micros={PRICE_MICROS})
-user, _ = user_get_or_create(email="bench@example.com")
-credits_grant(account=account_for_user(user=user), amount_micros=10_000_000_000, reason="bench")
-print(api_key_create(mode="live", user=user, name="bench")[1])
-"""
+SETUP = setup_code(UPSTREAM_PORT)
 
 
 def rails_environment(database_url: str) -> dict:

@@ -66,7 +66,10 @@ def redis_flush() -> None:
     redis.Redis.from_url(REDIS_URL).flushdb()
 
 
-SETUP = f"""
+def setup_code(upstream_port: int) -> str:
+    """Django shell code creating the bench provider (one fixed-price endpoint on the upstream)
+    and a funded user; prints the user's live key."""
+    return f"""
 from catalog.models import Endpoint, ProviderApi
 from credits.services.accounts import account_for_user
 from credits.services.ledger import credits_grant
@@ -75,13 +78,16 @@ from gateway.services import api_key_create, user_get_or_create
 
 owner = Organization.objects.create(name="Bench provider", slug="bench-provider")
 api = ProviderApi.objects.create(slug="bench", name="Bench", owner=owner,
-    base_url="http://127.0.0.1:{UPSTREAM_PORT}/sandbox")
+    base_url="http://127.0.0.1:{upstream_port}/sandbox")
 Endpoint.objects.create(api=api, method="GET", path="/_ping", price_kind="fixed",
     price_micros={PRICE_MICROS})
 user, _ = user_get_or_create(email="bench@example.com")
 credits_grant(account=account_for_user(user=user), amount_micros=10_000_000_000, reason="bench")
 print(api_key_create(mode="live", user=user, name="bench")[1])
 """
+
+
+SETUP = setup_code(UPSTREAM_PORT)
 
 
 def manage(*args, env, capture=False):

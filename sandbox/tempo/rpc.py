@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from sandbox.local_server import ServedInThread, make_local_server
 from sandbox.tempo.chain import RejectedTransaction, TempoChain
 
 BALANCE_OF = "0x70a08231"
@@ -119,49 +117,17 @@ def _error(request_id, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
+make_rpc_server = make_local_server
 
 
-class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def make_rpc_server(host: str, port: int, app: TempoRpcApp, *, quiet: bool = True):
-    handler = QuietHandler if quiet else WSGIRequestHandler
-    return make_server(host, port, app, ThreadingWSGIServer, handler)
-
-
-class TempoRpcServer:
+class TempoRpcServer(ServedInThread):
     """The chain's JSON-RPC served on a local port from a background thread."""
 
+    thread_name = "tempo-rpc"
+
     def __init__(self, app: TempoRpcApp, host: str = "127.0.0.1", port: int = 0):
-        self.app = app
+        super().__init__(app, host, port)
         self.chain = app.chain
-        self._server = make_rpc_server(host, port, app)
-        bound_host, bound_port = self._server.server_address[:2]
-        self.url = f"http://{bound_host}:{bound_port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="tempo-rpc",
-            daemon=True,
-        )
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> TempoRpcServer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def serve_in_thread(
