@@ -25,6 +25,8 @@ CONTROL_PARAMS = frozenset(
         "sandbox_fault_key",
         "sandbox_retry_after",
         "sandbox_size_mb",
+        "sandbox_chunk_delay_ms",
+        "sandbox_after_chunks",
     }
 )
 SIZE_PARAMS = (

@@ -12,4 +12,4 @@ from gateway.settings import *  # noqa: F403
 
 INSTALLED_APPS = ["sandbox"]
 MIDDLEWARE = ["django.middleware.common.CommonMiddleware"]
-ROOT_URLCONF = "sandbox.urls"
+ROOT_URLCONF = "sandbox.standalone_urls"

@@ -4,6 +4,7 @@ Plain Django views on purpose: no gateway authentication, throttling or content 
 no database, and as little work per request as possible (the benchmarks call them).
 """
 
+import dataclasses
 import time
 
 from django.core.exceptions import RequestDataTooBig
@@ -12,8 +13,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from sandbox.call import CONTROL_PARAMS, Call, stable_hash
 from sandbox.errors import ProviderError, error_response
-from sandbox.faults import fault_applies, fault_from, fault_response
-from sandbox.handlers import handler_for
+from sandbox.faults import Fault, fault_applies, fault_from, fault_response, fault_stream
+from sandbox.handlers import as_handled, handler_for
 from sandbox.handlers.common import Reply
 from sandbox.spec import api_spec
 from sandbox.validation import parse_json_body, validated_inputs
@@ -25,10 +26,12 @@ PING = b'{"ok":true}'
 @csrf_exempt
 def sandbox_ping(request):
     try:
-        response = _apply_fault(request, None, "_ping")
+        fault = _fault_due(request, None, "_ping")
+        response = None if fault is None else fault_response(fault, request)
+        response = response or HttpResponse(PING, content_type="application/json")
+        return response if fault is None else fault_stream(fault, response, request)
     except ProviderError as error:
         return error_response(None, error)
-    return response or HttpResponse(PING, content_type="application/json")
 
 
 @csrf_exempt
@@ -56,14 +59,16 @@ def _answer(request, api, path: str):
             )
         raise ProviderError(404, "not_found", f"No route {request.method} {path} on {api.name}")
     body = _body(request)
-    faulty = _apply_fault(request, body, api.slug)
+    fault = _fault_due(request, body, api.slug)
+    faulty = None if fault is None else fault_response(fault, request)
     if faulty is not None:
         return faulty
     if isinstance(body, dict) and CONTROL_PARAMS.intersection(body):
         body = {name: value for name, value in body.items() if name not in CONTROL_PARAMS}
-    inputs, body = validated_inputs(operation, request.GET, path_params, body)
+    inputs, body = validated_inputs(as_handled(operation), request.GET, path_params, body)
     call = Call(api=api, op=operation, path=path, inputs=inputs, body=body, request=request)
-    return _respond(handler_for(api, operation)(call))
+    response = _respond(handler_for(api, operation)(call))
+    return response if fault is None else fault_stream(fault, response, request)
 
 
 def _body(request):
@@ -76,20 +81,22 @@ def _body(request):
     return parse_json_body(raw)
 
 
-def _apply_fault(request, body, key_prefix: str):
+def _fault_due(request, body, key_prefix: str) -> Fault | None:
+    """The request's fault knobs, after their delay was slept; a fault whose first
+    ``fail_times`` requests have passed keeps only its pacing."""
     fault = fault_from(request, body)
     if fault is None:
         return None
     if fault.delay_ms:
         time.sleep(fault.delay_ms / 1000)
     if fault.kind is None:
-        return None
+        return fault
     default_key = stable_hash(
         key_prefix, request.method, request.path, sorted(request.GET.lists()), body
     )
     if not fault_applies(fault, str(default_key)):
-        return None
-    return fault_response(fault, request)
+        return dataclasses.replace(fault, kind=None)
+    return fault
 
 
 def _respond(result):
@@ -104,8 +111,8 @@ def _respond(result):
 
 
 def not_found(request, exception=None):
-    """handler404 of the sandbox served on its own (sandbox.settings): the gateway's pages are
-    not there, and its 404 page would name them."""
+    """A path the sandbox served on its own (sandbox.settings) does not serve: the gateway's
+    pages are not there, and its 404 page would name them."""
     return error_response(
         None, ProviderError(404, "not_found", f"No route {request.method} {request.path}")
     )

@@ -1,5 +1,6 @@
 """Fault injection by query parameter, header or body field."""
 
+import itertools
 import time
 
 import pytest
@@ -135,3 +136,196 @@ def test_timeout_holds_the_answer_past_a_client_timeout(live_server):
     url = f"{live_server.url}/sandbox/_ping"
     with pytest.raises(requests.ReadTimeout):
         requests.get(url, params={"sandbox_fault": "timeout"}, timeout=0.5)
+
+
+CHAT_PATH = "/sandbox/zhipu-glm/api/paas/v4/chat/completions"
+CHAT_STREAM = {
+    "model": "glm-4.5",
+    "messages": [{"role": "user", "content": "What is a ledger?"}],
+    "stream": True,
+}
+
+
+def _chat_stream(sandbox, **knobs):
+    return sandbox.call(
+        "zhipu-glm", "POST", "/api/paas/v4/chat/completions", body={**CHAT_STREAM, **knobs}
+    )
+
+
+def _data_events(content: bytes) -> list[bytes]:
+    return [event for event in content.split(b"\n\n") if event]
+
+
+def _received(response) -> tuple[list[bytes], Exception | None]:
+    """The events a client received, read a byte at a time so that none it received is lost
+    in a read buffer, and the error that ended the stream, if any."""
+    events = []
+    try:
+        for line in response.iter_lines(chunk_size=1):
+            if line:
+                events.append(line)
+    except requests.RequestException as error:
+        return events, error
+    return events, None
+
+
+def test_reset_after_n_chunks_delivers_exactly_n_chunks_then_breaks_the_connection(live_server):
+    url = f"{live_server.url}{CHAT_PATH}"
+    knobs = {"sandbox_fault": "reset", "sandbox_after_chunks": "3"}
+    with requests.post(url, params=knobs, json=CHAT_STREAM, stream=True, timeout=5) as response:
+        assert response.status_code == 200
+        events, error = _received(response)
+
+    assert len(events) == 3
+    assert b'"role":"assistant"' in events[0]
+    assert isinstance(error, requests.exceptions.ChunkedEncodingError)
+    assert "Connection reset by peer" in str(error)
+    whole = requests.post(url, json=CHAT_STREAM, stream=True, timeout=5)
+    assert _received(whole)[0][-1] == b"data: [DONE]"
+
+
+def test_reset_after_zero_chunks_breaks_the_connection_before_the_answer(live_server):
+    url = f"{live_server.url}{CHAT_PATH}"
+    knobs = {"sandbox_fault": "reset", "sandbox_after_chunks": "0"}
+    with pytest.raises(requests.ConnectionError):
+        requests.post(url, params=knobs, json=CHAT_STREAM, stream=True, timeout=5)
+
+
+def test_stall_after_n_chunks_sends_n_chunks_then_nothing_until_the_read_timeout(
+    live_server, monkeypatch
+):
+    # Shorter than 65 s so that the server thread is not left sleeping, longer than the client.
+    monkeypatch.setattr("sandbox.faults.TIMEOUT_SLEEP_SECONDS", 3)
+    url = f"{live_server.url}{CHAT_PATH}"
+    body = {**CHAT_STREAM, "sandbox_fault": "stall", "sandbox_after_chunks": 2}
+    started = time.perf_counter()
+    with requests.post(url, json=body, stream=True, timeout=(5, 0.5)) as response:
+        events, error = _received(response)
+
+    assert len(events) == 2
+    assert isinstance(error, requests.ConnectionError)
+    assert "Read timed out" in str(error)
+    assert time.perf_counter() - started < 2.5
+
+
+def test_a_stream_ends_without_done_once_its_stall_is_over(live_server, monkeypatch):
+    monkeypatch.setattr("sandbox.faults.TIMEOUT_SLEEP_SECONDS", 0.3)
+    url = f"{live_server.url}{CHAT_PATH}"
+    knobs = {"sandbox_fault": "stall", "sandbox_after_chunks": "4"}
+    with requests.post(url, params=knobs, json=CHAT_STREAM, stream=True, timeout=5) as response:
+        events, error = _received(response)
+
+    assert error is None
+    assert len(events) == 4
+    assert b"[DONE]" not in b"".join(events)
+
+
+def test_stall_without_a_chunk_count_sends_nothing_before_the_read_timeout(
+    live_server, monkeypatch
+):
+    monkeypatch.setattr("sandbox.faults.TIMEOUT_SLEEP_SECONDS", 3)
+    url = f"{live_server.url}{CHAT_PATH}"
+    with pytest.raises(requests.ReadTimeout):
+        requests.post(url, params={"sandbox_fault": "stall"}, json=CHAT_STREAM, timeout=(5, 0.5))
+
+
+def test_the_chunk_delay_spaces_the_chunks_the_client_receives(live_server):
+    url = f"{live_server.url}{CHAT_PATH}"
+    body = {**CHAT_STREAM, "max_tokens": 3}
+    arrivals = []
+    with requests.post(
+        url, params={"sandbox_chunk_delay_ms": "100"}, json=body, stream=True, timeout=5
+    ) as response:
+        for line in response.iter_lines(chunk_size=1):
+            if line:
+                arrivals.append(time.perf_counter())
+
+    assert len(arrivals) >= 5
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 0.08
+
+
+def test_the_chunk_delay_is_capped_at_a_second_and_leaves_the_reply_alone(sandbox, monkeypatch):
+    plain = content_of(_chat_stream(sandbox, max_tokens=2))
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    paced = content_of(_chat_stream(sandbox, max_tokens=2, sandbox_chunk_delay_ms=5000))
+
+    assert paced == plain
+    assert slept == [1.0] * (len(_data_events(plain)) - 1)
+
+
+def test_stall_after_n_chunks_sleeps_then_ends_the_stream_without_done(sandbox, monkeypatch):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    response = _chat_stream(sandbox, sandbox_fault="stall", sandbox_after_chunks=5)
+
+    events = _data_events(content_of(response))
+    assert len(events) == 5
+    assert slept == [65]
+
+
+def test_stall_before_any_chunk_is_an_empty_answer_after_the_sleep(sandbox, monkeypatch):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    response = _verify(sandbox, sandbox_fault="stall")
+    assert response.status_code == 200
+    assert response.content == b""
+    assert slept == [65]
+
+
+def test_a_stream_shorter_than_the_chunk_count_meets_its_fault_after_its_last_chunk(
+    sandbox, monkeypatch
+):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    whole = content_of(_chat_stream(sandbox, max_tokens=2))
+    stalled = _chat_stream(sandbox, max_tokens=2, sandbox_fault="stall", sandbox_after_chunks=99)
+    assert content_of(stalled) == whole
+    assert slept == [65]
+
+
+def test_fail_times_counts_mid_stream_faults_too(sandbox, monkeypatch):
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    knobs = {"sandbox_fault": "stall", "sandbox_after_chunks": 1, "sandbox_fail_times": 1}
+    first = _data_events(content_of(_chat_stream(sandbox, **knobs)))
+    second = _data_events(content_of(_chat_stream(sandbox, **knobs)))
+    assert len(first) == 1
+    assert second[-1] == b"data: [DONE]"
+
+
+def test_a_mid_stream_reset_without_a_real_socket_falls_back_to_a_502(sandbox):
+    response = _chat_stream(sandbox, sandbox_fault="reset", sandbox_after_chunks=2)
+    assert response.status_code == 502
+    assert "needs a real client socket" in response.json()["error"]["message"]
+
+
+def test_a_chunk_count_needs_a_reset_or_a_stall(sandbox):
+    response = _chat_stream(sandbox, sandbox_fault="500", sandbox_after_chunks=2)
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "sandbox_after_chunks goes with sandbox_fault=reset or sandbox_fault=stall"
+    )
+
+
+def test_a_chunk_count_on_an_answer_that_is_not_streamed_is_refused(sandbox):
+    response = _verify(sandbox, sandbox_fault="reset", sandbox_after_chunks="1")
+    assert response.status_code == 400
+    assert (
+        "sandbox_after_chunks needs a streamed answer" in (response.json()["errors"][0]["details"])
+    )
+
+
+def test_stream_knobs_can_be_sent_as_headers(sandbox, monkeypatch):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    headers = {
+        "X-Sandbox-Fault": "stall",
+        "X-Sandbox-After-Chunks": "2",
+        "X-Sandbox-Chunk-Delay-Ms": "10",
+    }
+    response = sandbox.call(
+        "zhipu-glm", "POST", "/api/paas/v4/chat/completions", body=CHAT_STREAM, headers=headers
+    )
+    assert len(_data_events(content_of(response))) == 2
+    assert slept == [0.01, 65]
