@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calls.run import RunInput, new_request_id, run_execute
+from calls.streams import event_stream_response
 from catalog.models import Endpoint
 from gateway.errors import UpstreamError
 from gateway.inputs import CallerPathField, RequestBodySerializer
@@ -145,6 +146,12 @@ class RunApi(APIView):
         self.upstream_ms = result.upstream_ms
         if result.replayed:
             self.headers["Idempotent-Replayed"] = "true"
+        if result.stream is not None:
+            return event_stream_response(
+                events=result.stream.events,
+                request_id=result.stream.request_id,
+                quote_micros=result.stream.quote_micros,
+            )
         return Response(result.body, status=result.status)
 
     def finalize_response(self, request, response, *args, **kwargs):

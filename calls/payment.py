@@ -54,6 +54,11 @@ class CallRecord:
 
 
 class Payment(Protocol):
+    # True when the answer may not leave before the payment settles (the rails: a signed payment
+    # is settled whole, and a refused one withholds the answer). A stream is then settled at
+    # the quote before its first event; otherwise when it ends, at the price it came to.
+    settles_before_delivery: bool
+
     def authorize(self, *, call: Call, quote_micros: int) -> None:
         """Secure ``quote_micros`` (the most the call can cost) before the provider is called,
         or raise an ApiError to refuse the call."""

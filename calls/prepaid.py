@@ -34,6 +34,8 @@ class PrepaidCredits:
     not charged again and ``continues`` names the request it continues.
     """
 
+    settles_before_delivery = False
+
     def __init__(self, *, principal: KeyPrincipal, parent_request_id: str | None = None):
         self.principal = principal
         self.parent_request_id = parent_request_id

@@ -153,9 +153,29 @@ def endpoint_actual_price(*, endpoint: Endpoint, quote_micros: int, response: An
             return 0
         return min(endpoint.price_micros * count, quote_micros)
     usage = response.get("usage") if isinstance(response, dict) else None
-    if not isinstance(usage, dict):
+    price = usage_price(endpoint=endpoint, usage=usage)
+    if price is None:
         logger.warning("No token usage in the answer of %s", endpoint)
         return 0
+    return min(price, quote_micros)
+
+
+def usage_price(*, endpoint: Endpoint, usage: Any) -> int | None:
+    """The price of the tokens a provider reports (None when ``usage`` is not a usage object)."""
+    if not isinstance(usage, dict):
+        return None
     input_tokens = usage.get("prompt_tokens") or usage.get("input_tokens") or 0
     output_tokens = usage.get("completion_tokens") or usage.get("output_tokens") or 0
-    return min(_token_price(int(input_tokens), int(output_tokens), endpoint), quote_micros)
+    counts = (input_tokens, output_tokens)
+    if not all(isinstance(count, int) and not isinstance(count, bool) for count in counts):
+        return None
+    return _token_price(max(input_tokens, 0), max(output_tokens, 0), endpoint)
+
+
+def relayed_tokens_price(
+    *, endpoint: Endpoint, quote_micros: int, body: Any, output_tokens: int
+) -> int:
+    """The price of a token-priced stream that ended without the provider's usage: the input
+    estimate its hold was reserved on, plus the output relayed; at most the quote."""
+    body = body if isinstance(body, dict) else {}
+    return min(_token_price(estimated_input_tokens(body), output_tokens, endpoint), quote_micros)

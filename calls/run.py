@@ -16,9 +16,10 @@ from calls.idempotency import (
     idempotency_complete,
     request_fingerprint,
 )
-from calls.pipeline import CallInput, CallResult, call_execute
+from calls.pipeline import CallInput, CallResult, CallStream, StreamEnd, call_execute, call_stream
 from calls.prepaid import PrepaidCredits
-from gateway.errors import UpstreamError
+from calls.streams import is_stream_request
+from gateway.errors import InvalidRequest, UpstreamError
 from gateway.money import micros_to_cents
 from gateway.selectors import KeyPrincipal
 
@@ -39,6 +40,7 @@ class RunResult:
     request_id: str
     upstream_ms: float = 0.0
     replayed: bool = False  # the stored answer of an earlier request with the same key
+    stream: CallStream | None = None  # a streamed answer: relayed instead of ``body``
 
 
 def run_execute(
@@ -53,6 +55,13 @@ def run_execute(
     Refusals raise ApiError and leave the key free for a retry; a provider's failure raises
     UpstreamError and is the key's final answer, like a success.
     """
+    if is_stream_request(run.body):
+        if idempotency_key is not None:
+            raise InvalidRequest(
+                "A streamed answer cannot be replayed: send Idempotency-Key without stream, or "
+                "stream without Idempotency-Key"
+            )
+        return _run_stream(principal, run, request_id)
     if idempotency_key is None:
         return _run(principal, run, request_id)
     claim = idempotency_begin(
@@ -96,6 +105,40 @@ def _run(principal: KeyPrincipal, run: RunInput, request_id: str) -> RunResult:
         body=_envelope(result, payment),
         request_id=request_id,
         upstream_ms=result.upstream_ms,
+    )
+
+
+def _run_stream(principal: KeyPrincipal, run: RunInput, request_id: str) -> RunResult:
+    payment = PrepaidCredits(principal=principal, parent_request_id=run.parent_request_id)
+
+    def trailer(end: StreamEnd) -> dict:
+        return {
+            "requestId": request_id,
+            "priceCents": micros_to_cents(end.price_micros),
+            "charged": payment.charged_micros > 0,
+            "ending": end.ending,
+        }
+
+    answer = call_stream(
+        request=run,
+        payment=payment,
+        request_id=request_id,
+        trailer=trailer,
+        test_mode=principal.is_test,
+    )
+    if isinstance(answer, CallResult):  # the provider answered whole, not as a stream
+        return RunResult(
+            status=200,
+            body=_envelope(answer, payment),
+            request_id=request_id,
+            upstream_ms=answer.upstream_ms,
+        )
+    return RunResult(
+        status=200,
+        body={},
+        request_id=request_id,
+        upstream_ms=answer.headers_ms,
+        stream=answer,
     )
 
 

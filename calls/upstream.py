@@ -29,6 +29,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
+    HTTPError,
     MaxRetryError,
     NameResolutionError,
     NewConnectionError,
@@ -41,6 +42,7 @@ from gateway.errors import InvalidRequest
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRY_STATUSES = (429, 502, 503, 504)
 USER_AGENT = "api-gateway/1.0"
+STREAM_READ_BYTES = 65536
 
 _deadline: contextvars.ContextVar[float] = contextvars.ContextVar("upstream_deadline")
 
@@ -222,14 +224,78 @@ def _with_credentials(request: UpstreamRequest) -> tuple[dict, dict]:
 
 def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
     """Call the provider once (plus safe retries). Raises UpstreamFailure when unusable."""
+    started = time.perf_counter()
+    response = _send(request)
+    try:
+        content = _failures_translated(
+            lambda: _read_capped(response, settings.UPSTREAM_MAX_RESPONSE_BYTES), request
+        )
+    finally:
+        response.close()
+    return UpstreamResponse(
+        status=response.status_code,
+        content_type=response.headers.get("Content-Type", ""),
+        content=content,
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+class UpstreamStream:
+    """A provider's answer whose body is still arriving: ``chunks()`` yields what each read of
+    the socket brings, as it comes (an event stream is relayed, never buffered). A pause longer
+    than the provider's timeout, a broken connection or more than the size limit raise
+    UpstreamFailure mid-way. ``close()`` drops the connection (the provider stops generating)."""
+
+    def __init__(self, response: requests.Response, request: UpstreamRequest, started: float):
+        self.status = response.status_code
+        self.content_type = response.headers.get("Content-Type", "")
+        self.headers_ms = (time.perf_counter() - started) * 1000
+        self._response = response
+        self._request = request
+
+    def chunks(self):
+        limit, size = settings.UPSTREAM_MAX_RESPONSE_BYTES, 0
+        raw = self._response.raw
+        while True:
+            chunk = _failures_translated(lambda: raw.read1(STREAM_READ_BYTES), self._request)
+            if not chunk:
+                return
+            size += len(chunk)
+            if size > limit:
+                raise UpstreamFailure(f"The provider's answer exceeds the limit of {limit} bytes")
+            yield chunk
+
+    def read(self) -> bytes:
+        """The whole (remaining) body, size-capped, for an answer that is not a stream."""
+        return _failures_translated(
+            lambda: _read_capped(self._response, settings.UPSTREAM_MAX_RESPONSE_BYTES),
+            self._request,
+        )
+
+    def close(self) -> None:
+        self._response.close()
+
+
+def upstream_open(request: UpstreamRequest) -> UpstreamStream:
+    """Send the request and return once the provider's status and headers have arrived; the
+    body is read from the returned stream. Raises UpstreamFailure when the provider cannot be
+    reached."""
+    started = time.perf_counter()
+    return UpstreamStream(_send(request, identity=True), request, started)
+
+
+def _send(request: UpstreamRequest, *, identity: bool = False) -> requests.Response:
+    """The provider's response with its body unread (the caller closes it). ``identity`` asks
+    for an uncompressed body, since a compressed stream would arrive in compressor-sized
+    bursts instead of event by event."""
     headers, params = _with_credentials(request)
+    if identity:
+        headers["Accept-Encoding"] = "identity"
     scheme, host, port = _origin(request.url)
     origin = f"{scheme}://{host}:{port or ''}"
     session = _session_for(origin, public_only=not request.allow_private_network)
-    timeout = min(request.timeout_seconds, settings.UPSTREAM_TIMEOUT_CAP_SECONDS)
-    limit = settings.UPSTREAM_MAX_RESPONSE_BYTES
+    timeout = _timeout(request)
     token = _deadline.set(time.monotonic() + timeout)
-    started = time.perf_counter()
     try:
         prepared = requests.PreparedRequest()
         prepared.prepare(
@@ -240,36 +306,40 @@ def upstream_call(request: UpstreamRequest) -> UpstreamResponse:
             params=urlencode(params, doseq=True),
             **_encoded_body(request),
         )
-        response = session.send(
-            prepared,
-            timeout=(min(timeout, settings.UPSTREAM_CONNECT_TIMEOUT_SECONDS), timeout),
-            allow_redirects=False,
-            stream=True,
+        response = _failures_translated(
+            lambda: session.send(
+                prepared,
+                timeout=(min(timeout, settings.UPSTREAM_CONNECT_TIMEOUT_SECONDS), timeout),
+                allow_redirects=False,
+                stream=True,
+            ),
+            request,
         )
-        try:
-            content = _read_capped(response, limit)
-        finally:
-            response.close()
-    except requests.RequestException as error:
-        if _timed_out(error):
-            raise UpstreamFailure(
-                f"The provider did not answer within {timeout:g} seconds", timeout=True
-            ) from None
-        raise UpstreamFailure(f"Could not reach the provider: {_reason(error)}") from None
     finally:
         _deadline.reset(token)
-    elapsed_ms = (time.perf_counter() - started) * 1000
     if 300 <= response.status_code < 400:
+        response.close()
         raise UpstreamFailure(
             f"The provider redirected to {response.headers.get('Location', 'elsewhere')!r}; "
             "redirects are not followed"
         )
-    return UpstreamResponse(
-        status=response.status_code,
-        content_type=response.headers.get("Content-Type", ""),
-        content=content,
-        elapsed_ms=elapsed_ms,
-    )
+    return response
+
+
+def _timeout(request: UpstreamRequest) -> float:
+    return min(request.timeout_seconds, settings.UPSTREAM_TIMEOUT_CAP_SECONDS)
+
+
+def _failures_translated(work, request: UpstreamRequest):
+    """Run ``work`` (a send or a read), turning a network failure into UpstreamFailure."""
+    try:
+        return work()
+    except (requests.RequestException, HTTPError, OSError) as error:
+        if _timed_out(error):
+            raise UpstreamFailure(
+                f"The provider did not answer within {_timeout(request):g} seconds", timeout=True
+            ) from None
+        raise UpstreamFailure(f"Could not reach the provider: {_reason(error)}") from None
 
 
 def _encoded_body(request: UpstreamRequest) -> dict:

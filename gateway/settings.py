@@ -248,6 +248,13 @@ if SIGNUP_CREDITS_MICROS < 0:
 # No provider call may take longer than this, whatever its catalog timeout says.
 UPSTREAM_TIMEOUT_CAP_SECONDS = env.float("UPSTREAM_TIMEOUT_CAP_SECONDS", default=60)
 UPSTREAM_CONNECT_TIMEOUT_SECONDS = env.float("UPSTREAM_CONNECT_TIMEOUT_SECONDS", default=5)
+# The longest a streamed answer may last; its hold must outlive it (HOLD_TTL_SECONDS).
+UPSTREAM_STREAM_MAX_SECONDS = env.float("UPSTREAM_STREAM_MAX_SECONDS", default=300)
+if UPSTREAM_STREAM_MAX_SECONDS + UPSTREAM_TIMEOUT_CAP_SECONDS >= HOLD_TTL_SECONDS:
+    raise ImproperlyConfigured(
+        "UPSTREAM_STREAM_MAX_SECONDS plus UPSTREAM_TIMEOUT_CAP_SECONDS must stay below "
+        "HOLD_TTL_SECONDS, or a hold could expire under a stream still being relayed"
+    )
 # A provider answer larger than this is refused (502) and not charged.
 UPSTREAM_MAX_RESPONSE_BYTES = env.int("UPSTREAM_MAX_RESPONSE_BYTES", default=10 * 1024 * 1024)
 # Connections kept open per provider and worker process.

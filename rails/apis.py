@@ -9,9 +9,11 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from rest_framework.views import APIView
 
-from calls.pipeline import CallInput, call_execute
+from calls.pipeline import CallInput, CallStream, StreamEnd, call_execute, call_stream
 from calls.run import new_request_id
+from calls.streams import event_stream_response, is_stream_request
 from gateway.errors import InvalidRequest, NotFound, PayloadTooLarge, RateLimited
+from gateway.money import micros_to_cents
 from gateway.ratelimit import window_count
 from rails.mpp.payment import MppCallPayment
 from rails.offers import MPP, X402, rail_url
@@ -80,20 +82,41 @@ class RailCallApi(RailApiBase):
         else:
             header_name, header = _payment_header(request)
             payment = RailCallPayment(resource=resource, header=header, header_name=header_name)
-        result = call_execute(
-            request=_call_input(request, slug, path),
-            payment=payment,
-            request_id=self.request_id,
-        )
-        response = HttpResponse(
-            result.content,
-            status=result.status,
-            content_type=result.content_type or "application/json",
-        )
+        call_input = _call_input(request, slug, path)
+        if is_stream_request(call_input.body):
+            result = call_stream(
+                request=call_input,
+                payment=payment,
+                request_id=self.request_id,
+                trailer=self._trailer,
+            )
+        else:
+            result = call_execute(request=call_input, payment=payment, request_id=self.request_id)
+        if isinstance(result, CallStream):
+            response = event_stream_response(
+                events=result.events,
+                request_id=result.request_id,
+                quote_micros=result.quote_micros,
+            )
+        else:
+            response = HttpResponse(
+                result.content,
+                status=result.status,
+                content_type=result.content_type or "application/json",
+            )
         for name, value in payment.response_headers.items():
             response[name] = value
         response["Cache-Control"] = "no-store"
         return response
+
+    def _trailer(self, end: StreamEnd) -> dict:
+        """A rail's stream was paid in full before its first event (the payment covers the
+        most the call can cost), however the stream ends."""
+        return {
+            "requestId": self.request_id,
+            "priceCents": micros_to_cents(end.price_micros),
+            "ending": end.ending,
+        }
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

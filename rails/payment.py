@@ -73,6 +73,8 @@ class Resource:
 class RailCallPayment:
     """One request on the x402 or np rail. ``header`` is the payment it carries, if any."""
 
+    settles_before_delivery = True
+
     def __init__(self, *, resource: Resource, header: str | None, header_name: str | None):
         self.resource = resource
         self.header = header

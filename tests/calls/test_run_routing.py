@@ -345,19 +345,6 @@ def test_malformed_run_requests_name_the_field(run, alice, leads, payload, field
     assert body["error"].startswith(f"{field}:")
 
 
-def test_streaming_is_refused_until_streams_are_served(run, alice, leads, funded):
-    body = error_of(
-        run(
-            alice.live_key,
-            api="leads",
-            path="/api/paas/v4/chat/completions",
-            body={"model": "glm-4", "messages": [], "stream": True},
-        ),
-        400,
-    )
-    assert "omit stream or set it to false" in body["error"]
-
-
 @pytest.mark.parametrize(
     "path",
     [

@@ -36,3 +36,40 @@ def test_start_up_imports_the_urlconf_and_its_views_so_workers_inherit_them():
         "credits.apis",
         "dashboard.views",
     ]
+
+
+LOAD_AND_SHOW_CONNECTIONS = """
+import gateway.wsgi
+from django.db import connection
+print(connection.connection is None, connection.alias in connection._connection_pools)
+"""
+
+
+def test_start_up_leaves_no_database_connection_for_the_workers_to_share(db):
+    """Two forked workers on one inherited connection (or pool) would share one server session:
+    prepared statements collide ("prepared statement already exists") and transactions mix."""
+    import os
+    import subprocess
+    import sys
+
+    from django.db import connection
+
+    from tests.processes import ROOT
+
+    database = connection.settings_dict
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_SHOW_CONNECTIONS],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "gateway.settings",
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database['NAME']}",
+            "DATABASE_POOL": "True",
+        },
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-2:] == ["True", "False"]
