@@ -9,6 +9,8 @@ WORKERS ?= 2
 THREADS ?= 8
 FACILITATOR_PORT ?= 8402
 TEMPO_PORT ?= 8545
+SANDBOX_PORT ?= 8401
+SANDBOX_THREADS ?= 4
 DEMO_WALLET := 0x209693Bc6afc0C5328bA36FaF03C514EF312287C
 
 # Tests always run on PostgreSQL (and Redis); the conftest refuses anything else.
@@ -39,11 +41,15 @@ $(CHROMIUM):
 
 browser: $(CHROMIUM)
 
-# The demo has no provider credentials: live keys are charged but served by the sandbox.
+# The demo has no provider credentials: live keys are charged but served by the sandbox, which
+# runs as a gunicorn of its own (sandbox.wsgi): served by the gateway's own workers, every demo
+# run would hold one thread waiting on another, and as many concurrent runs as there are threads
+# would wait on themselves until the provider timeout.
 # The rails are paid through local doubles, into a demo wallet: the x402 facilitator
 # (sandbox/facilitator) and the Tempo chain of the mpp rail (sandbox/tempo). The money they move
 # exists only in those processes.
 run: export GATEWAY_BASE_URL ?= http://$(HOST):$(PORT)
+run: export SANDBOX_BASE_URL ?= http://$(HOST):$(SANDBOX_PORT)/sandbox
 run: export LIVE_CALLS_USE_SANDBOX ?= True
 run: export RAIL_PAY_TO ?= $(DEMO_WALLET)
 run: export X402_FACILITATOR_URL ?= http://$(HOST):$(FACILITATOR_PORT)
@@ -60,7 +66,10 @@ run: install
 	facilitator=$$!; \
 	$(BIN)/python -m sandbox.tempo --host $(HOST) --port $(TEMPO_PORT) --quiet & \
 	tempo=$$!; \
-	trap 'kill $$facilitator $$tempo 2>/dev/null' EXIT INT TERM; $(MAKE) serve
+	$(BIN)/gunicorn sandbox.wsgi --bind $(HOST):$(SANDBOX_PORT) --worker-class gthread \
+		--workers 1 --threads $(SANDBOX_THREADS) --no-control-socket --log-level warning & \
+	sandbox=$$!; \
+	trap 'kill $$facilitator $$tempo $$sandbox 2>/dev/null' EXIT INT TERM; $(MAKE) serve
 
 serve:
 	$(BIN)/gunicorn gateway.wsgi --config python:gateway.gunicorn_config \

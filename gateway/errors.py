@@ -7,6 +7,7 @@ error bodies.
 
 import logging
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views.defaults import server_error as django_server_error
 from rest_framework import exceptions as drf
@@ -106,6 +107,30 @@ class InternalError(ApiError):
     default_message = "Internal error; the failure was logged"
 
 
+class ServiceUnavailable(ApiError):
+    status_code = 503
+    code = "SERVICE_UNAVAILABLE"
+    default_message = "The gateway's database is unavailable; retry in a few seconds"
+    retry_after_seconds = 2
+
+    def __init__(self, message: str | None = None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
+
+
+# What Django raises when PostgreSQL is down, restarting or unreachable, or ended the connection
+# (and for a timeout or a deadlock the services did not absorb): the request can be retried.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+
+
+def database_unavailable(exc: Exception) -> ServiceUnavailable:
+    """The 503 for a database failure, logged in one line: during an outage every request
+    fails the same way, and a traceback each would bury the cause."""
+    reason = " ".join(str(exc).split())
+    logger.error("Database unavailable: %s: %s", exc.__class__.__name__, reason)
+    return ServiceUnavailable()
+
+
 def error_response(error: ApiError) -> JsonResponse:
     response = JsonResponse(
         error.body(), status=error.status_code, json_dumps_params={"separators": (",", ":")}
@@ -161,6 +186,8 @@ def as_api_error(exc: Exception) -> ApiError:
         error = ApiError(str(exc.detail))
         error.status_code = exc.status_code
         return error
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        return database_unavailable(exc)
     logger.exception("Unhandled error", exc_info=exc)
     return InternalError()
 

@@ -4,7 +4,14 @@ import time
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 
-from gateway.errors import ApiError, InternalError, PayloadTooLarge, error_response
+from gateway.errors import (
+    DATABASE_UNAVAILABLE,
+    ApiError,
+    InternalError,
+    PayloadTooLarge,
+    database_unavailable,
+    error_response,
+)
 
 logger = logging.getLogger("gateway.errors")
 
@@ -69,5 +76,7 @@ class ApiEnvelopeMiddleware:
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
             return None
+        if isinstance(exception, DATABASE_UNAVAILABLE):
+            return error_response(database_unavailable(exception))
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         return error_response(InternalError())

@@ -3,7 +3,9 @@ counter, other events that need a ceiling, such as password-reset emails).
 
 With Redis the count is one pipelined INCR + EXPIRE, exact across threads and workers (a
 library such as django-ratelimit spends three round trips per request through Django's cache
-API); with the in-process cache it is exact within one worker.
+API); with the in-process cache it is exact within one worker. While Redis is unreachable
+(gateway.cache) each worker counts on its own, from zero, until Redis answers again: a limit then
+lets through up to its value per worker, rather than refusing or failing every request.
 """
 
 import threading
@@ -12,14 +14,20 @@ import time
 import redis
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import BaseThrottle
 
+from gateway.cache import REDIS_UNREACHABLE, redis_connection_options, redis_outage
 from gateway.selectors import KeyPrincipal
 
 WINDOW_SECONDS = 60
 
 _client: redis.Redis | None = None
 _client_lock = threading.Lock()
+
+# The counts of this process while Redis is unreachable. LocMemCache culls a third of its entries
+# when full, which would start some keys' counts again: it is sized for every key of a minute.
+_process_counts = LocMemCache("gateway-ratelimit", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 
 
 def _redis() -> redis.Redis | None:
@@ -28,7 +36,9 @@ def _redis() -> redis.Redis | None:
         return None
     if _client is None:
         with _client_lock:
-            _client = _client or redis.Redis.from_url(settings.REDIS_URL)
+            _client = _client or redis.Redis.from_url(
+                settings.REDIS_URL, **redis_connection_options()
+            )
     return _client
 
 
@@ -38,16 +48,29 @@ def window_count(*, subject: str, window_seconds: int) -> tuple[int, int]:
     now = time.time()
     window = int(now // window_seconds)
     name = f"{settings.CACHES['default'].get('KEY_PREFIX', '')}:ratelimit:{subject}:{window}"
-    client = _redis()
-    if client is not None:
-        pipeline = client.pipeline(transaction=False)
-        pipeline.incr(name)
-        pipeline.expire(name, window_seconds + 1)
-        count, _ = pipeline.execute()
-    else:
-        cache.add(name, 0, timeout=window_seconds + 1)
-        count = cache.incr(name)
+    count = _shared_count(name, window_seconds)
+    if count is None:
+        counts = _process_counts if settings.REDIS_URL else cache
+        counts.add(name, 0, timeout=window_seconds + 1)
+        count = counts.incr(name)
     return count, window_seconds - int(now % window_seconds)
+
+
+def _shared_count(name: str, window_seconds: int) -> int | None:
+    """The event counted in Redis; None without Redis, or while it is unreachable."""
+    client = _redis()
+    if client is None or not redis_outage.available():
+        return None
+    pipeline = client.pipeline(transaction=False)
+    pipeline.incr(name)
+    pipeline.expire(name, window_seconds + 1)
+    try:
+        count, _ = pipeline.execute()
+    except REDIS_UNREACHABLE as error:
+        redis_outage.failed(error)
+        return None
+    redis_outage.succeeded()
+    return count
 
 
 def rate_limit_count(*, key_id: int) -> tuple[int, int]:

@@ -193,10 +193,13 @@ AUTH_USER_MODEL = "gateway.User"
 # --- Cache ----------------------------------------------------------------------------------
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# How long a Redis connection or command may take before Redis counts as unreachable: the
+# gateway then serves without it (gateway.cache) instead of waiting.
+REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=1.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "gateway.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="gw"),
         }

@@ -283,6 +283,11 @@ def hold_release(
     ``usage`` (the failed call's usage event) is saved in the same transaction.
     """
     hold = hold or _hold_for_settlement(request_id=request_id)
+    # Under load a release meets captures of the same account and, now and then, a deadlock.
+    return _retrying_deadlocks(lambda: _release(hold, usage))
+
+
+def _release(hold: Hold, usage: UsageEvent | None) -> Hold:
     with transaction.atomic():
         _lock_accounts([hold.account_id])
         released = Hold.objects.filter(pk=hold.pk, status=Hold.Status.PENDING).update(

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from credits.models import Account, Hold
-from credits.services.holds import hold_reserve
+from credits.services.holds import hold_release, hold_reserve
 from tests.factories import fund, make_persona
 from tests.threads import side_by_side
 
@@ -69,3 +69,34 @@ def test_a_reservation_ended_by_a_deadlock_is_run_again(settings):
     assert overdue.status == Hold.Status.EXPIRED
     account.refresh_from_db()
     assert (account.balance_micros, account.held_micros) == (PRICE, PRICE)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_release_ended_by_a_deadlock_is_run_again():
+    account = fund(make_persona("deadlock@example.com").user, PRICE)
+    hold = hold_reserve(account=account, amount_micros=PRICE, request_id="run_failed")
+    hold_locked, outcome = threading.Event(), {}
+
+    def lock_the_hold_then_the_account():
+        # The reverse of the release's order (account, then the hold): PostgreSQL ends the
+        # transaction that waited first, the release's, which is then run again.
+        try:
+            with transaction.atomic():
+                Hold.objects.select_for_update().get(pk=hold.pk)
+                hold_locked.set()
+                _wait_for_a_lock_waiter()
+                Account.objects.filter(pk=account.pk).update(held_micros=F("held_micros"))
+            outcome["other"] = "committed"
+        except OperationalError:
+            outcome["other"] = "ended"
+
+    def release():
+        assert hold_locked.wait(10)
+        return hold_release(hold=hold)
+
+    released = side_by_side(lock_the_hold_then_the_account, release)
+
+    assert outcome["other"] == "committed"
+    assert released.status == Hold.Status.RELEASED
+    account.refresh_from_db()
+    assert (account.balance_micros, account.held_micros) == (PRICE, 0)
