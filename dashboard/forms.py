@@ -14,7 +14,8 @@ def normalized_email(address: str) -> str:
 
 
 class SignUpForm(BaseUserCreationForm):
-    """Email and password (twice), checked by the configured password validators."""
+    """Email and password (twice), checked by the configured password validators. Whether the
+    address has an account is not the form's business: its answer must not tell."""
 
     class Meta:
         model = User
@@ -25,22 +26,26 @@ class SignUpForm(BaseUserCreationForm):
         self.fields["email"].widget.attrs["autocomplete"] = "email"
 
     def clean_email(self):
-        email = normalized_email(self.cleaned_data["email"])
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError(
-                "An account with this email address already exists. Sign in, or reset your "
-                "password if you forgot it.",
-                code="duplicate_email",
-            )
-        return email
+        return normalized_email(self.cleaned_data["email"])
 
     def validate_unique(self):
-        # clean_email already refused the address case-insensitively, with a clearer message.
+        # An address with an account is mailed that it has one (dashboard.services.sign_up_start);
+        # refusing it here would tell anyone who asks.
         pass
 
 
 class EmailAuthenticationForm(AuthenticationForm):
     """Sign-in by email address, whatever its case (addresses are stored lower-case)."""
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        # Said on every failure: an account whose address is not confirmed yet does not exist,
+        # and telling that apart would tell who signed up.
+        "invalid_login": (
+            "Please enter a correct %(username)s and password. Signed up just now? Follow the "
+            "link in the confirmation email first."
+        ),
+    }
 
     def clean_username(self):
         return normalized_email(self.cleaned_data["username"])

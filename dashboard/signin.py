@@ -2,8 +2,8 @@
 
 A locked-out email address and client address pair sees a page that says for how long, and a
 password reset by email lifts the lock at once: whoever reads the mailbox is the owner. Reset
-emails have their own ceiling, per address and per client address, so the form cannot be used to
-flood a mailbox or to send mail in bulk.
+emails, like sign-up emails, have their own ceiling, per address and per client address, so the
+forms cannot be used to flood a mailbox or to send mail in bulk.
 """
 
 import hashlib
@@ -18,7 +18,7 @@ from django.shortcuts import render
 from dashboard.forms import normalized_email
 from gateway.ratelimit import window_count
 
-RESET_WINDOW_SECONDS = 3600
+EMAIL_WINDOW_SECONDS = 3600
 
 
 def locked_out(request: HttpRequest, response, credentials: dict | None) -> HttpResponse:
@@ -69,30 +69,43 @@ class PasswordResetView(auth_views.PasswordResetView):
             client_address=self.request.META.get("REMOTE_ADDR", ""),
         )
         if wait:
-            minutes = math.ceil(wait / 60)
-            form.add_error(
-                None,
-                "Too many reset emails were asked for. Check your inbox (and spam folder) for "
-                f"the last one, or try again in {minutes} minute{'s' if minutes != 1 else ''}.",
-            )
+            form.add_error(None, too_many_emails_message(what="reset", wait_seconds=wait))
             return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().form_valid(form)
+
+
+def too_many_emails_message(*, what: str, wait_seconds: int) -> str:
+    minutes = math.ceil(wait_seconds / 60)
+    return (
+        f"Too many {what} emails were asked for. Check your inbox (and spam folder) for the "
+        f"last one, or try again in {minutes} minute{'s' if minutes != 1 else ''}."
+    )
 
 
 def reset_email_wait_seconds(*, email: str, client_address: str) -> int:
     """Count a reset email asked for; 0 when it may be sent, otherwise the seconds until the
     address or the client address may ask again."""
+    return email_wait_seconds(
+        purpose="password-reset",
+        email=email,
+        client_address=client_address,
+        per_address=settings.PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR,
+        per_client=settings.PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR,
+    )
+
+
+def email_wait_seconds(
+    *, purpose: str, email: str, client_address: str, per_address: int, per_client: int
+) -> int:
+    """Count an email of ``purpose`` asked for, against its hourly ceilings per address and per
+    client address; 0 when it may be sent, otherwise the seconds until both may ask again."""
     limits = {
-        "password-reset:" + hashlib.sha256(email.encode()).hexdigest(): (
-            settings.PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR
-        ),
-        f"password-reset-client:{client_address}": (
-            settings.PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR
-        ),
+        f"{purpose}:" + hashlib.sha256(email.encode()).hexdigest(): per_address,
+        f"{purpose}-client:{client_address}": per_client,
     }
     waits = []
     for subject, limit in limits.items():
-        count, seconds_left = window_count(subject=subject, window_seconds=RESET_WINDOW_SECONDS)
+        count, seconds_left = window_count(subject=subject, window_seconds=EMAIL_WINDOW_SECONDS)
         if count > limit:
             waits.append(seconds_left)
     return max(waits, default=0)

@@ -60,6 +60,8 @@ auth_patterns = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("signup", views.signup, name="signup"),
+    path("signup/sent", views.signup_sent, name="signup-sent"),
+    path("signup/confirm/<str:token>", views.signup_confirm, name="signup-confirm"),
     *auth_patterns,
     path("keys", views.keys, name="keys"),
     path("keys/new", views.key_create, name="key-create"),

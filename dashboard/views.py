@@ -10,12 +10,11 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.http import require_GET, require_http_methods, require_safe
 
 from catalog.sdk import sdk_tarball_name
 from catalog.selectors import (
@@ -49,7 +48,14 @@ from dashboard.forms import (
     SignUpForm,
     UsageFilterForm,
 )
-from dashboard.services import user_sign_up
+from dashboard.services import (
+    SIGNUP_LINK_MAX_AGE,
+    SignUpAlreadyConfirmed,
+    SignUpLinkRefused,
+    sign_up_confirm,
+    sign_up_start,
+)
+from dashboard.signin import email_wait_seconds, too_many_emails_message
 from gateway.errors import NotFound
 from gateway.models import ApiKey, Membership, Organization, User
 from gateway.money import format_usd
@@ -201,29 +207,56 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    """Every valid request answers the same page, whether or not the address has an account: the
+    mail says which (dashboard.services.sign_up_start)."""
     if request.user.is_authenticated:
         return redirect("dashboard:home")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            user = user_sign_up(
-                email=form.cleaned_data["email"], password=form.cleaned_data["password1"]
-            )
-        except IntegrityError:  # the same address signed up a moment ago
-            form.add_error("email", "An account with this email address already exists.")
-        else:
-            # Signed in by the password just chosen; the sign-in guard has nothing to check.
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            trial = settings.SIGNUP_CREDITS_MICROS
-            messages.success(
-                request,
-                f"Welcome! Your account is ready with {format_usd(trial)} of trial credits: "
-                "create a key to start."
-                if trial
-                else "Welcome! Your account is ready: create a key to start.",
-            )
-            return redirect("dashboard:home")
+        email = form.cleaned_data["email"]
+        wait = email_wait_seconds(
+            purpose="signup",
+            email=email,
+            client_address=request.META.get("REMOTE_ADDR", ""),
+            per_address=settings.SIGNUP_EMAILS_PER_ADDRESS_PER_HOUR,
+            per_client=settings.SIGNUP_EMAILS_PER_CLIENT_PER_HOUR,
+        )
+        if wait:
+            form.add_error(None, too_many_emails_message(what="sign-up", wait_seconds=wait))
+            return render(request, "registration/signup.html", {"form": form}, status=429)
+        sign_up_start(email=email, password=form.cleaned_data["password1"])
+        return redirect("dashboard:signup-sent")
     return render(request, "registration/signup.html", {"form": form})
+
+
+@require_safe
+def signup_sent(request: HttpRequest) -> HttpResponse:
+    return render(request, "registration/signup_sent.html", {"days": SIGNUP_LINK_MAX_AGE.days})
+
+
+# GET only: a mail scanner that checks links with HEAD must not use the link up.
+@require_GET
+def signup_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """The mailed link: it opens the account and signs its owner in, once."""
+    try:
+        user = sign_up_confirm(token=token)
+    except SignUpAlreadyConfirmed as refusal:
+        messages.info(request, str(refusal))
+        return redirect("dashboard:login")
+    except SignUpLinkRefused as refusal:
+        messages.error(request, str(refusal))
+        return redirect("dashboard:signup")
+    # Whoever follows the link reads the mailbox the account is for: no password to check.
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    trial = settings.SIGNUP_CREDITS_MICROS
+    messages.success(
+        request,
+        f"Welcome! Your account is ready with {format_usd(trial)} of trial credits: "
+        "create a key to start."
+        if trial
+        else "Welcome! Your account is ready: create a key to start.",
+    )
+    return redirect("dashboard:home")
 
 
 # --- Keys ----------------------------------------------------------------------------------

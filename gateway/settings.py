@@ -14,6 +14,7 @@ from pathlib import Path
 
 import environ
 from cryptography.fernet import Fernet
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 
 from gateway.money import usd_to_micros
@@ -127,6 +128,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Last, as django-axes requires: turns a locked-out sign-in into its lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -322,8 +324,32 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Strict-Transport-Security, when the gateway is served over TLS: browsers then use HTTPS only
+# for this host for that many seconds. SecurityMiddleware sends it on secure requests only, so a
+# plain-HTTP `make run` never pins a browser to HTTPS.
+SECURE_HSTS_SECONDS = env.int(
+    "SECURE_HSTS_SECONDS",
+    default=365 * 24 * 3600 if GATEWAY_BASE_URL.startswith("https://") or BEHIND_TLS_PROXY else 0,
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# The Content-Security-Policy of every response (django-csp): scripts, styles, fonts and
+# connections from the gateway itself only, nothing inline (no 'unsafe-inline', no nonces: the
+# pages' scripts and styles are static files), images also as data: URLs (Swagger UI's icons
+# at /docs). Forms post to the gateway, whose card payments redirect to Stripe Checkout
+# (Chrome checks form-action on a form's redirects too). Pages are never framed.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp_constants.SELF],
+        "img-src": [csp_constants.SELF, "data:"],
+        "object-src": [csp_constants.NONE],
+        "base-uri": [csp_constants.SELF],
+        "frame-ancestors": [csp_constants.NONE],
+        "form-action": [csp_constants.SELF, "https://checkout.stripe.com"],
+    }
+}
 
-# --- Email (password resets) ----------------------------------------------------------------
+# --- Email (sign-up confirmations, password resets) -----------------------------------------
 
 # The console backend prints messages to the server's output, which suits development only:
 # production sets EMAIL_BACKEND to django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST.

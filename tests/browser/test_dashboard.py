@@ -1,10 +1,12 @@
 """The dashboard in a real browser: what a newcomer and an operator do, end to end."""
 
 import os
+import re
 import subprocess
 
 import pytest
 import requests
+from django.core import mail
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -40,13 +42,16 @@ def test_a_newcomer_signs_up_gets_credits_pays_for_a_call_and_revokes_the_key(
 ):
     page = open_browser("newcomer")
 
-    # Sign up: the person is signed in on their overview.
+    # Sign up, then follow the mailed link: the person is signed in on their overview.
     page.goto("/")
     page.get_by_role("link", name="Create an account").click()
     page.get_by_label("Email").fill("dana@example.com")
     page.get_by_label("Password:", exact=True).fill(PASSWORD)
     page.get_by_label("Password confirmation:").fill(PASSWORD)
     page.get_by_role("button", name="Create account").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    (confirmation,) = mail.outbox
+    page.goto(re.search(rf"{re.escape(gateway)}/signup/confirm/\S+", confirmation.body).group(0))
     expect(page.get_by_text("Welcome! Your account is ready")).to_be_visible()
 
     # A live key, shown once in full, copied with its button.

@@ -4,6 +4,8 @@ the favicon."""
 import re
 
 import pytest
+from django.conf import settings
+from django.core import mail
 from django.core.management import call_command
 from django.test import Client
 
@@ -70,11 +72,15 @@ def test_a_demo_user_without_a_password_gets_one_on_the_next_run(db, capsys):
 
 
 def _sign_up(client: Client) -> None:
+    """Sign up and follow the mailed confirmation link, as a newcomer does."""
     password = "plum-orbit-canyon-42"
     response = client.post(
         "/signup", {"email": "dana@example.com", "password1": password, "password2": password}
     )
-    assert response.status_code == 302
+    assert response["Location"] == "/signup/sent"
+    (message,) = mail.outbox
+    link = re.search(r"\S+/signup/confirm/\S+", message.body).group(0)
+    assert client.get(link.removeprefix(settings.GATEWAY_BASE_URL))["Location"] == "/"
 
 
 def test_a_sign_up_gets_no_credits_by_default(client, db):
