@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
-from credits.models import Account, Hold, LedgerEntry, UsageEvent
+from credits.models import Account, Hold, LedgerEntry, Purchase, UsageEvent
 from credits.services.ledger import GRANT_REASON_MAX_LENGTH, credits_grant, ledger_refund
 from gateway.errors import ApiError
 from gateway.money import format_usd, usd_to_micros
@@ -184,3 +184,33 @@ class UsageEventAdmin(ReadOnlyAdmin):
     search_fields = ["request_id", "api_slug", "path"]
     list_select_related = ["account__user", "account__organization"]
     date_hierarchy = "created_at"
+
+
+@admin.register(Purchase)
+class PurchaseAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "account",
+        "method",
+        "amount",
+        "refunded",
+        "disputed",
+        "reference",
+        "payment_reference",
+    ]
+    list_filter = ["method"]
+    search_fields = ["reference", "payment_reference", "account__user__email"]
+    list_select_related = ["account__user", "account__organization"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="amount")
+    def amount(self, purchase):
+        return format_usd(purchase.amount_micros)
+
+    @admin.display(description="refunded")
+    def refunded(self, purchase):
+        return format_usd(purchase.refunded_micros)
+
+    @admin.display(description="disputed")
+    def disputed(self, purchase):
+        return format_usd(purchase.disputed_micros)

@@ -1,8 +1,11 @@
+import logging
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from credits import checkout
 from credits.models import Account
 from credits.selectors import (
     account_has_overdue_holds,
@@ -12,6 +15,8 @@ from credits.selectors import (
 )
 from credits.services.accounts import account_for_owner
 from credits.services.holds import holds_expire
+from credits.services.purchases import card_event_handle
+from gateway.errors import ApiError, NotFound
 from gateway.inputs import (
     DigitsDecimalField,
     DigitsIntegerField,
@@ -20,6 +25,14 @@ from gateway.inputs import (
 )
 from gateway.money import cents_to_micros, format_usd, micros_to_cents
 from gateway.pagination import offset_field
+
+logger = logging.getLogger("credits")
+
+
+class StripeUnreachable(ApiError):
+    status_code = 503
+    code = "PAYMENT_UNAVAILABLE"
+    default_message = "Stripe could not be reached; deliver the event again later"
 
 
 def _account_of(request) -> Account:
@@ -214,3 +227,31 @@ class CreditsTransactionsApi(APIView):
                 "pagination": {"limit": limit, "offset": offset, "count": len(transactions)},
             }
         )
+
+
+class CreditsStripeWebhookApi(APIView):
+    """``POST /webhooks/stripe``: Stripe's signed events about purchases by card. No gateway
+    key: the Stripe-Signature header, made with STRIPE_WEBHOOK_SECRET, is the credential, and a
+    body it does not sign is a 400. A paid Checkout session books its purchase, a refund or a
+    dispute takes it back; a delivery repeated or out of order books each once. A 503 (Stripe
+    could not be asked about an event that needs it) makes Stripe deliver the event again."""
+
+    authentication_classes = []
+    permission_classes = []
+    throttle_classes = []
+
+    @extend_schema(exclude=True)
+    def post(self, request):
+        if checkout.card_payments_missing_settings():
+            raise NotFound("Card payments are not set up on this gateway")
+        event = checkout.checkout_event_verify(
+            payload=request.body, signature=request.headers.get("Stripe-Signature")
+        )
+        try:
+            outcome = card_event_handle(event=event)
+        except checkout.StripeUnavailable as error:
+            raise StripeUnreachable(
+                f"Stripe could not be asked about this event: {error}"
+            ) from None
+        logger.info("Stripe event %s (%s): %s", event.get("id"), event.get("type"), outcome)
+        return Response({"success": True, "received": event.get("id"), "outcome": outcome})

@@ -34,8 +34,12 @@ class Account(models.Model):
 
     Invariants (checked by ``check_ledger``): ``rolled_up_micros`` equals the sum of the
     account's rolled-up entries, so ``balance_micros`` (rolled up plus pending receipts) equals
-    the sum of all its entries; ``held_micros`` equals the sum of its pending holds. A user or
-    organization account never goes negative nor holds more than it has rolled up; the one
+    the sum of all its entries; ``held_micros`` equals the sum of its pending holds and is never
+    negative. Spending never overdraws a user or organization account: a hold is reserved only
+    from the available balance (rolled up minus held) and a capture takes at most its hold, and
+    an adjustment or a call's refund refuses to take more than is available. Only a purchase
+    taken back (a card refund or dispute, see ``Purchase``) may leave the account negative: the
+    money had left it already, and its paid calls are refused until it is topped up. The one
     platform account is the counterparty of grants and purchases, so its balance is fees earned
     minus credits issued and may be negative.
     """
@@ -73,14 +77,10 @@ class Account(models.Model):
             models.UniqueConstraint(
                 fields=["kind"], condition=Q(kind="platform"), name="one_platform_account"
             ),
+            # Not a floor on the balance: a purchase taken back after its credits were spent
+            # leaves the account negative, even while a call holds funds.
             models.CheckConstraint(
-                condition=Q(kind="platform") | Q(rolled_up_micros__gte=0),
-                name="account_balance_not_negative",
-            ),
-            models.CheckConstraint(
-                condition=Q(held_micros__gte=0)
-                & (Q(kind="platform") | Q(held_micros__lte=F("rolled_up_micros"))),
-                name="account_held_within_balance",
+                condition=Q(held_micros__gte=0), name="account_held_not_negative"
             ),
         ]
 
@@ -285,3 +285,68 @@ class UsageEvent(models.Model):
 
     def __str__(self):
         return f"{self.request_id} {self.api_slug} {self.path} ({self.status})"
+
+
+class Purchase(models.Model):
+    """Credits bought with money from outside the ledger: by card through a Stripe Checkout
+    session, or in USDC on the x402 rail.
+
+    One row per payment (``method`` and ``reference`` are unique: the Checkout session, or the
+    rail payment), written in the transaction that books its ``purchase`` event, so a payment
+    announced twice is credited once. ``refunded_micros`` and ``disputed_micros`` are what card
+    refunds and disputes took back since, each booked as a ``refund`` event; together they never
+    exceed the amount bought.
+    """
+
+    class Method(models.TextChoices):
+        CARD = "card", "Card"
+        USDC = "usdc", "USDC"
+
+    # Indexed by the (account, created) index below.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="purchases", db_index=False
+    )
+    method = models.CharField(max_length=4, choices=Method.choices)
+    # The Checkout session id (cs_...) for a card, "rail:<RailPayment id>" for USDC.
+    reference = models.CharField(max_length=100)
+    # What the payer's own records show: the PaymentIntent (pi_...) that refunds and disputes
+    # name, or the settlement's transaction hash.
+    payment_reference = models.CharField(max_length=120, blank=True)
+    amount_micros = models.BigIntegerField()
+    refunded_micros = models.BigIntegerField(default=0)
+    disputed_micros = models.BigIntegerField(default=0)
+    event_ref = models.CharField(max_length=120)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["method", "reference"], name="purchase_unique_payment"),
+            models.CheckConstraint(
+                condition=Q(amount_micros__gt=0), name="purchase_amount_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(refunded_micros__gte=0, disputed_micros__gte=0)
+                & Q(amount_micros__gte=F("refunded_micros") + F("disputed_micros")),
+                name="purchase_reversed_within_amount",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["account", "-created_at", "-id"]),
+            models.Index(
+                fields=["payment_reference"],
+                condition=~Q(payment_reference=""),
+                name="purchase_payment_reference",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.method} purchase {self.reference} of {self.amount_micros}"
+
+    @property
+    def public_id(self) -> str:
+        return f"pur_{self.pk}"
+
+    @property
+    def reversed_micros(self) -> int:
+        return self.refunded_micros + self.disputed_micros

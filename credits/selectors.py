@@ -6,7 +6,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from credits.models import Account, Hold, LedgerEntry, UsageEvent
+from credits.models import Account, Hold, LedgerEntry, Purchase, UsageEvent
 
 
 def usage_events_in_window(*, account: Account, days: int, now: datetime | None = None) -> QuerySet:
@@ -208,3 +208,26 @@ def ledger_discrepancies() -> list[LedgerDrift]:
     for event in unbalanced:
         drifts.append(LedgerDrift("event", event["event_ref"], 0, event["total"]))
     return drifts
+
+
+def purchases_for_account(*, account: Account) -> QuerySet:
+    return Purchase.objects.filter(account=account).order_by("-created_at", "-id")
+
+
+def purchase_with_owner(*, purchase_id: int) -> Purchase | None:
+    """The purchase with its account's owner (user or organization), or None."""
+    return (
+        Purchase.objects.select_related("account__user", "account__organization")
+        .filter(pk=purchase_id)
+        .first()
+    )
+
+
+def purchase_entries(*, purchase: Purchase) -> QuerySet:
+    """The buyer's ledger entries of a purchase and of everything that took it back, oldest
+    first."""
+    return LedgerEntry.objects.filter(
+        Q(event_ref=purchase.event_ref)
+        | Q(event_ref__startswith=f"refund:purchase:{purchase.pk}:"),
+        account_id=purchase.account_id,
+    ).order_by("created_at", "id")

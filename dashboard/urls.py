@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, re_path, reverse_lazy
 
 from catalog.sdk import DOWNLOADS_PATH
-from dashboard import views
+from dashboard import purchases, views
 from dashboard.forms import EmailAuthenticationForm
 from dashboard.signin import PasswordResetConfirmView, PasswordResetView
 
@@ -68,6 +68,10 @@ urlpatterns = [
     path("keys/created", views.key_created, name="key-created"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("balance", views.balance, name="balance"),
+    path("balance/add", purchases.credits_add, name="credits-add"),
+    path(
+        "balance/purchases/<int:purchase_id>", purchases.purchase_receipt, name="purchase-receipt"
+    ),
     path("usage", views.usage, name="usage"),
     path("transactions", views.transactions, name="transactions"),
     path("orgs", views.organizations, name="organizations"),

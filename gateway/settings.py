@@ -247,6 +247,13 @@ except ValueError as error:
     raise ImproperlyConfigured(f"SIGNUP_CREDITS_USD: {error}") from None
 if SIGNUP_CREDITS_MICROS < 0:
     raise ImproperlyConfigured("SIGNUP_CREDITS_USD must not be negative")
+# Buying credits by card through Stripe Checkout: both the secret API key and the signing
+# secret of the webhook endpoint (<gateway>/webhooks/stripe) are needed; without either, the
+# dashboard hides the card option and says why. STRIPE_API_BASE points the SDK elsewhere (a
+# local double).
+STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
+STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
+STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="https://api.stripe.com").rstrip("/")
 
 # --- Calling providers ------------------------------------------------------------------------
 
@@ -314,13 +321,18 @@ PASSWORD_RESET_EMAILS_PER_ADDRESS_PER_HOUR = env.int(
 PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR = env.int(
     "PASSWORD_RESET_EMAILS_PER_CLIENT_PER_HOUR", default=20
 )
+# Sign-up emails (a confirmation link, or word that the address has an account) per hour, per
+# email address and per client address.
+SIGNUP_EMAILS_PER_ADDRESS_PER_HOUR = env.int("SIGNUP_EMAILS_PER_ADDRESS_PER_HOUR", default=3)
+SIGNUP_EMAILS_PER_CLIENT_PER_HOUR = env.int("SIGNUP_EMAILS_PER_CLIENT_PER_HOUR", default=20)
 
 # Secure cookies are never sent back over plain HTTP: the default follows the public address, so
 # `make run` on http://127.0.0.1:8000 can sign in and an https address gets them.
 SECURE_COOKIES = env.bool("SECURE_COOKIES", default=GATEWAY_BASE_URL.startswith("https://"))
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
-if env.bool("BEHIND_TLS_PROXY", default=False):
+BEHIND_TLS_PROXY = env.bool("BEHIND_TLS_PROXY", default=False)
+if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

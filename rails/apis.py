@@ -1,24 +1,36 @@
 """The rails' HTTP surface: ``{rail url}/<slug><provider path>`` with the catalog's method, and
 ``{rail url}/openapi.json``. No gateway key: a request pays for itself, and requests are
-counted per client address."""
+counted per client address. Also ``{X402_URL}/credits/purchase``, which takes a gateway key:
+credits bought in USDC for that key's account."""
 
 import json
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calls.pipeline import CallInput, CallStream, StreamEnd, call_execute, call_stream
 from calls.run import new_request_id
 from calls.streams import event_stream_response, is_stream_request
-from gateway.errors import InvalidRequest, NotFound, PayloadTooLarge, RateLimited
-from gateway.money import micros_to_cents
+from credits.models import Account, Purchase
+from credits.services.accounts import account_id_for_owner
+from credits.services.purchases import (
+    PURCHASE_MAX_MICROS,
+    PURCHASE_MIN_MICROS,
+    purchase_amount_validate,
+)
+from gateway.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RateLimited
+from gateway.inputs import DigitsIntegerField, RequestBodySerializer
+from gateway.money import MICROS_PER_CENT, format_usd, micros_to_cents
 from gateway.ratelimit import window_count
+from rails.models import RailPayment
 from rails.mpp.payment import MppCallPayment
 from rails.offers import MPP, X402, rail_url
 from rails.openapi import rail_openapi_document
 from rails.payment import PAYMENT_SIGNATURE, X_PAYMENT, RailCallPayment, Resource
+from rails.purchases import CreditsPurchasePayment, new_purchase_request_id, purchase_record
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
@@ -182,3 +194,74 @@ def _body(request):
     raise InvalidRequest(
         f"Content-Type {content_type} is not taken on the rails; send JSON or a form"
     )
+
+
+class CreditsPurchaseApi(APIView):
+    """``POST {X402_URL}/credits/purchase {amountCents}`` with a live gateway key: credits for
+    the key's account, paid in USDC on the x402 rail. Answered 402 with the rail's offers for
+    the amount asked until a payment of it comes; settled at once, the purchase is booked."""
+
+    request_id = ""
+
+    class CreditsPurchaseInputSerializer(RequestBodySerializer):
+        amountCents = DigitsIntegerField(
+            min_value=PURCHASE_MIN_MICROS // MICROS_PER_CENT,
+            max_value=PURCHASE_MAX_MICROS // MICROS_PER_CENT,
+            help_text="whole cents, 100 = one dollar",
+        )
+
+    def initial(self, request, *args, **kwargs):
+        _rails_enabled()
+        super().initial(request, *args, **kwargs)
+
+    def post(self, request):
+        principal = request.auth
+        if principal.is_test:
+            raise Forbidden(
+                "Test keys are never charged, so they cannot buy credits: buy with a live key "
+                "(gw_live_...)"
+            )
+        serializer = self.CreditsPurchaseInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        amount_micros = serializer.validated_data["amountCents"] * MICROS_PER_CENT
+        purchase_amount_validate(amount_micros=amount_micros)
+        account_id = account_id_for_owner(
+            user_id=principal.user_id, organization_id=principal.organization_id
+        )
+        header_name, header = _payment_header(request)
+        payment = CreditsPurchasePayment(
+            header=header,
+            header_name=header_name,
+            account_id=account_id,
+            amount_micros=amount_micros,
+        )
+        self.request_id = new_purchase_request_id()
+        claim = payment.pay(request_id=self.request_id)
+        if claim.status == RailPayment.Status.SETTLED:
+            purchase = Purchase.objects.get(
+                method=Purchase.Method.USDC, reference=f"rail:{claim.pk}"
+            )
+            body, status = {"success": True, "purchase": purchase_record(purchase)}, 200
+        else:
+            body, status = (
+                {
+                    "success": True,
+                    "purchase": None,
+                    "settlement": "pending",
+                    "message": "The payment is claimed but its settlement did not answer in "
+                    "time; the credits are booked when it settles. Do not pay again.",
+                },
+                202,
+            )
+        available = Account.objects.with_balance().get(pk=account_id).available_micros
+        response = Response({**body, "balance": format_usd(available)}, status=status)
+        for name, value in payment.response_headers.items():
+            response[name] = value
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.request_id:
+            response["X-Request-Id"] = self.request_id
+        return response

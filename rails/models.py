@@ -2,6 +2,7 @@ from django.db import models
 from django.db.models import Q
 
 from catalog.models import Endpoint
+from credits.models import Account
 
 
 class SettlementBatch(models.Model):
@@ -35,6 +36,8 @@ class SettlementBatch(models.Model):
 class RailPayment(models.Model):
     """One payment offered on a rail, from its verification to its settlement.
 
+    It pays for a call of ``endpoint`` or, on the x402 rail, for credits bought for
+    ``credits_account``; its settlement books the provider's revenue or the purchase.
     A payment's identity (protocol, network, payer, nonce) is claimed by inserting this row
     before the provider is called: the unique constraint lets one request through and refuses
     every other use of the same signed payment. A provider failure releases the claim (status
@@ -59,6 +62,16 @@ class RailPayment(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.VERIFIED)
     endpoint = models.ForeignKey(
         Endpoint, null=True, on_delete=models.SET_NULL, related_name="rail_payments"
+    )
+    # A purchase of credits (no endpoint): the account its settlement credits. Never looked up
+    # by account, so not indexed: every paid call inserts a row here.
+    credits_account = models.ForeignKey(
+        Account,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
     )
     request_id = models.CharField(max_length=80, db_index=True)
     # What the payment's settlement needs later (np batches, reconciling a pending settlement).

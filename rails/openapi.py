@@ -1,5 +1,6 @@
 """The machine-readable description of a rail: OpenAPI 3.1.0, version 1.0.0, one operation per
-payable endpoint, answering 200 with the provider's data or 402 with the payment offers.
+payable endpoint, answering 200 with the provider's data or 402 with the payment offers (and on
+the x402 rail the purchase of credits in USDC).
 Built once per catalog version and kept per process."""
 
 import re
@@ -8,6 +9,8 @@ import threading
 from catalog.models import Endpoint
 from catalog.paths import PLACEHOLDER
 from catalog.version import catalog_version_current
+from credits.services.purchases import PURCHASE_MAX_MICROS, PURCHASE_MIN_MICROS
+from gateway.money import MICROS_PER_CENT
 from rails.offers import NP, X402, rail_for
 
 DOCUMENT_VERSION = "1.0.0"
@@ -48,6 +51,12 @@ def _document(protocol: str) -> dict:
     for endpoint in _payable_endpoints():
         path = f"/{endpoint.api.slug}{endpoint.path}"
         paths.setdefault(path, {})[endpoint.method.lower()] = _operation(endpoint)
+    components = {"schemas": _schemas(), "responses": _responses()}
+    if protocol == X402:
+        paths["/credits/purchase"] = {"post": _purchase_operation()}
+        components["securitySchemes"] = {
+            "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "gw_live_…"}
+        }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -57,7 +66,7 @@ def _document(protocol: str) -> dict:
         },
         "servers": [{"url": rail.base_url}],
         "paths": paths,
-        "components": {"schemas": _schemas(), "responses": _responses()},
+        "components": components,
     }
 
 
@@ -94,6 +103,44 @@ def _operation(endpoint: Endpoint) -> dict:
     if endpoint.takes_body:
         operation["requestBody"] = _request_body(endpoint)
     return operation
+
+
+def _purchase_operation() -> dict:
+    """POST /credits/purchase (rails.purchases): credits for a live key's account, in USDC."""
+    return {
+        "operationId": "credits_purchase",
+        "summary": "Buy credits for the account of a live gateway key, paid in USDC",
+        "tags": ["credits"],
+        "security": [{"bearerAuth": []}],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["amountCents"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "amountCents": {
+                                "type": "integer",
+                                "minimum": PURCHASE_MIN_MICROS // MICROS_PER_CENT,
+                                "maximum": PURCHASE_MAX_MICROS // MICROS_PER_CENT,
+                                "description": "whole cents; the price of the request",
+                            }
+                        },
+                    }
+                }
+            },
+        },
+        "responses": {
+            "200": {"description": "Settled and booked: {success, purchase, balance}"},
+            "202": {"description": "Claimed; booked when its settlement answers"},
+            "400": {"description": "An amount out of bounds"},
+            "401": {"description": "No valid gateway key"},
+            "403": {"description": "A test key"},
+            "402": {"$ref": "#/components/responses/PaymentRequired"},
+        },
+    }
 
 
 def _path_params(endpoint: Endpoint) -> list[dict]:

@@ -8,6 +8,9 @@ call settles (x402: the facilitator's settle; np: the payment waits for its batc
 refused withholds the answer (402); a settlement that does not answer in time is recorded as
 pending, and the answer is served: the claimed authorization is settled by ``rails_reconcile``,
 so the payer is never asked to pay twice.
+
+The verification, the claim, the settlement and the 402 live in ``X402Payment``, which a
+purchase of credits in USDC (rails.purchases) pays through as well.
 """
 
 import time
@@ -70,10 +73,11 @@ class Resource:
     path: str
 
 
-class RailCallPayment:
-    """One request on the x402 or np rail. ``header`` is the payment it carries, if any."""
-
-    settles_before_delivery = True
+class X402Payment:
+    """One payment on the x402 or np rail, of an amount for something: verified by the
+    facilitator, claimed by a unique row, settled by the facilitator. ``header`` is the payment
+    the request carries, if any. A call on a rail (RailCallPayment) and a purchase of credits
+    (CreditsPurchasePayment) pay through it, each saying what is paid for."""
 
     def __init__(self, *, resource: Resource, header: str | None, header_name: str | None):
         self.resource = resource
@@ -84,27 +88,31 @@ class RailCallPayment:
         self._payload = None
         self._requirements = None
 
-    # -- authorize ---------------------------------------------------------------------------
+    # -- verify and claim --------------------------------------------------------------------
 
-    def authorize(self, *, call: Call, quote_micros: int) -> None:
-        endpoint = call.endpoint
-        if not endpoint.is_payable:
-            raise NotFound(
-                f"{endpoint.method} {endpoint.path} of {endpoint.api.slug} is not payable on the "
-                "rails; call it through POST /v1/run with a gateway key"
-            )
-        if quote_micros == 0:
-            return  # free: served without payment
+    def _verify_and_claim(
+        self,
+        *,
+        amount_micros: int,
+        description: str,
+        request_id: str,
+        endpoint=None,
+        credits_account_id: int | None = None,
+    ) -> None:
+        """Verify the request's payment of ``amount_micros`` and claim it for ``request_id``, or
+        raise the 402 that says why not (503 when the facilitator cannot be reached)."""
         if self.header is None:
-            raise self._challenge(call, quote_micros, "Payment required")
+            raise self._payment_required(amount_micros, description, "Payment required")
         try:
             payload = payment_decode(self.header)
             authorization = payment_authorization(payload)
         except PaymentUnreadable as error:
-            raise self._challenge(call, quote_micros, str(error)) from None
+            raise self._payment_required(amount_micros, description, str(error)) from None
         if self.resource.protocol == NP and isinstance(payload, PaymentPayloadV1):
-            raise self._challenge(call, quote_micros, "The np rail takes x402 version 2 payments")
-        offered = self._offered(call, quote_micros)
+            raise self._payment_required(
+                amount_micros, description, "The np rail takes x402 version 2 payments"
+            )
+        offered = self._offered(amount_micros, description)
         try:
             requirements = requirements_matching(
                 protocol=self.resource.protocol, payload=payload, offered=offered
@@ -112,7 +120,9 @@ class RailCallPayment:
         except ValueError:
             requirements = None
         if requirements is None:
-            raise self._challenge(call, quote_micros, "No matching payment requirements")
+            raise self._payment_required(
+                amount_micros, description, "No matching payment requirements"
+            )
 
         started = time.monotonic()
         try:
@@ -125,8 +135,8 @@ class RailCallPayment:
             ) from None
         verify_ms = int((time.monotonic() - started) * 1000)
         if not verdict.is_valid:
-            raise self._challenge(
-                call, quote_micros, verdict.invalid_reason or "The payment is not valid"
+            raise self._payment_required(
+                amount_micros, description, verdict.invalid_reason or "The payment is not valid"
             )
 
         claim = payment_claim(
@@ -136,18 +146,149 @@ class RailCallPayment:
             payer=(verdict.payer or authorization.payer).lower(),
             nonce=authorization.nonce,
             pay_to=authorization.pay_to,
-            amount_micros=quote_micros,
+            amount_micros=amount_micros,
             endpoint=endpoint,
-            request_id=call.request_id,
+            credits_account_id=credits_account_id,
+            request_id=request_id,
             payload=payload.model_dump(by_alias=True, exclude_none=True),
             requirements=requirements.model_dump(by_alias=True, exclude_none=True),
             verify_ms=verify_ms,
         )
         if claim is None:
-            raise self._challenge(
-                call, quote_micros, "This payment was already used; sign a new one"
+            raise self._payment_required(
+                amount_micros, description, "This payment was already used; sign a new one"
             )
         self.claim, self._payload, self._requirements = claim, payload, requirements
+
+    # -- settle ------------------------------------------------------------------------------
+
+    def _settle_claim(
+        self, claim: RailPayment, *, upstream_ms: int | None, description: str
+    ) -> None:
+        """Settle a claimed x402 payment now; what the settlement books is the claim's (see
+        rails.services.payment_settle_record)."""
+        started = time.monotonic()
+        try:
+            result = payment_settle(
+                protocol=X402, payload=self._payload, requirements=self._requirements
+            )
+        except FacilitatorUnavailable as error:
+            settle_ms = int((time.monotonic() - started) * 1000)
+            if not error.timeout:
+                payment_failed(
+                    payment=claim,
+                    reason=str(error),
+                    upstream_ms=upstream_ms,
+                    settle_ms=settle_ms,
+                )
+                raise PaymentUnavailable(
+                    "The payment could not be settled, so the answer is withheld; nothing was "
+                    "charged"
+                ) from None
+            payment_pending(
+                payment=claim, upstream_ms=upstream_ms, settle_ms=settle_ms, reason=str(error)
+            )
+            self.response_headers["Payment-Settlement"] = "pending"
+            return
+        settle_ms = int((time.monotonic() - started) * 1000)
+        if not result.success:
+            reason = result.error_reason or "settlement_failed"
+            payment_failed(
+                payment=claim, reason=reason, upstream_ms=upstream_ms, settle_ms=settle_ms
+            )
+            error = self._payment_required(
+                claim.amount_micros, description, f"The payment could not be settled: {reason}"
+            )
+            error.headers[self._response_header()] = encode_payment_response_header(result)
+            raise error
+        payment_settle_record(
+            payment=claim,
+            transaction_ref=result.transaction,
+            upstream_ms=upstream_ms,
+            settle_ms=settle_ms,
+        )
+        self._receipt(result)
+
+    def _receipt(self, result: SettleResponse) -> None:
+        self.response_headers[self._response_header()] = encode_payment_response_header(result)
+
+    def _response_header(self) -> str:
+        return X_PAYMENT_RESPONSE if self.header_name == X_PAYMENT else PAYMENT_RESPONSE
+
+    # -- the challenge -----------------------------------------------------------------------
+
+    def _offers(self, amount_micros: int) -> list[dict]:
+        """The contract's payment offer records for the 402's body."""
+        raise NotImplementedError
+
+    def _offered(self, amount_micros: int, description: str) -> list:
+        protocol = self.resource.protocol
+        requirements = list(
+            offers.payment_requirements(protocol=protocol, amount_micros=amount_micros)
+        )
+        if protocol == X402:
+            requirements += self._v1_requirements(amount_micros, description)
+        return requirements
+
+    def _v1_requirements(self, amount_micros: int, description: str) -> list:
+        return offers.payment_requirements_v1(
+            amount_micros=amount_micros,
+            resource_url=self.resource.url,
+            description=description,
+            mime_type="application/json",
+        )
+
+    def _payment_required(
+        self, amount_micros: int, description: str, error: str
+    ) -> PaymentRequired:
+        """402: the contract's offers in the body, x402 v2's PAYMENT-REQUIRED header, and on the
+        x402 rail the v1 fields (x402Version, accepts) in the same body for v1 clients."""
+        protocol = self.resource.protocol
+        extra = {
+            "priceCents": micros_to_cents(amount_micros),
+            "offers": self._offers(amount_micros),
+        }
+        if protocol == X402:
+            v1 = PaymentRequiredV1(
+                error=error, accepts=self._v1_requirements(amount_micros, description)
+            )
+            extra.update(v1.model_dump(by_alias=True, exclude_none=True, exclude={"error"}))
+        headers = {"Cache-Control": "no-store"}
+        if protocol in (X402, NP):
+            required = offers.payment_required(
+                protocol=protocol,
+                amount_micros=amount_micros,
+                resource_url=self.resource.url,
+                description=description,
+                mime_type="application/json",
+                error=error,
+            )
+            headers[PAYMENT_REQUIRED] = encode_payment_required_header(required)
+        return PaymentRequired(error, extra=extra, headers=headers)
+
+
+class RailCallPayment(X402Payment):
+    """One call of a catalog endpoint on the x402 or np rail."""
+
+    settles_before_delivery = True
+
+    # -- authorize ---------------------------------------------------------------------------
+
+    def authorize(self, *, call: Call, quote_micros: int) -> None:
+        endpoint = call.endpoint
+        if not endpoint.is_payable:
+            raise NotFound(
+                f"{endpoint.method} {endpoint.path} of {endpoint.api.slug} is not payable on the "
+                "rails; call it through POST /v1/run with a gateway key"
+            )
+        if quote_micros == 0:
+            return  # free: served without payment
+        self._verify_and_claim(
+            amount_micros=quote_micros,
+            description=_description(call),
+            request_id=call.request_id,
+            endpoint=endpoint,
+        )
 
     # -- settle ------------------------------------------------------------------------------
 
@@ -178,98 +319,19 @@ class RailCallPayment:
         self._settle_now(claim, record)
 
     def _settle_now(self, claim: RailPayment, record: CallRecord) -> None:
-        started = time.monotonic()
-        try:
-            result = payment_settle(
-                protocol=X402, payload=self._payload, requirements=self._requirements
-            )
-        except FacilitatorUnavailable as error:
-            settle_ms = int((time.monotonic() - started) * 1000)
-            if not error.timeout:
-                payment_failed(
-                    payment=claim,
-                    reason=str(error),
-                    upstream_ms=record.latency_ms,
-                    settle_ms=settle_ms,
-                )
-                raise PaymentUnavailable(
-                    "The payment could not be settled, so the answer is withheld; nothing was "
-                    "charged"
-                ) from None
-            payment_pending(
-                payment=claim, upstream_ms=record.latency_ms, settle_ms=settle_ms, reason=str(error)
-            )
-            self.response_headers["Payment-Settlement"] = "pending"
-            return
-        settle_ms = int((time.monotonic() - started) * 1000)
-        if not result.success:
-            reason = result.error_reason or "settlement_failed"
-            payment_failed(
-                payment=claim, reason=reason, upstream_ms=record.latency_ms, settle_ms=settle_ms
-            )
-            error = self._challenge(
-                record.call, claim.amount_micros, f"The payment could not be settled: {reason}"
-            )
-            error.headers[self._response_header()] = encode_payment_response_header(result)
-            raise error
-        payment_settle_record(
-            payment=claim,
-            transaction_ref=result.transaction,
-            upstream_ms=record.latency_ms,
-            settle_ms=settle_ms,
+        self._settle_claim(
+            claim, upstream_ms=record.latency_ms, description=_description(record.call)
         )
-        self._receipt(result)
-
-    def _receipt(self, result: SettleResponse) -> None:
-        self.response_headers[self._response_header()] = encode_payment_response_header(result)
-
-    def _response_header(self) -> str:
-        return X_PAYMENT_RESPONSE if self.header_name == X_PAYMENT else PAYMENT_RESPONSE
 
     # -- the challenge -----------------------------------------------------------------------
 
-    def _offered(self, call: Call, quote_micros: int) -> list:
-        protocol = self.resource.protocol
-        requirements = list(
-            offers.payment_requirements(protocol=protocol, amount_micros=quote_micros)
-        )
-        if protocol == X402:
-            requirements += self._v1_requirements(call, quote_micros)
-        return requirements
-
-    def _v1_requirements(self, call: Call, quote_micros: int) -> list:
-        return offers.payment_requirements_v1(
-            amount_micros=quote_micros,
-            resource_url=self.resource.url,
-            description=_description(call),
-            mime_type="application/json",
+    def _offers(self, amount_micros: int) -> list[dict]:
+        return offers.payment_offers(
+            slug=self.resource.slug, path=self.resource.path, amount_micros=amount_micros
         )
 
     def _challenge(self, call: Call, quote_micros: int, error: str) -> PaymentRequired:
-        """402: the contract's offers in the body, x402 v2's PAYMENT-REQUIRED header, and on the
-        x402 rail the v1 fields (x402Version, accepts) in the same body for v1 clients."""
-        protocol = self.resource.protocol
-        extra = {
-            "priceCents": micros_to_cents(quote_micros),
-            "offers": offers.payment_offers(
-                slug=self.resource.slug, path=self.resource.path, amount_micros=quote_micros
-            ),
-        }
-        if protocol == X402:
-            v1 = PaymentRequiredV1(error=error, accepts=self._v1_requirements(call, quote_micros))
-            extra.update(v1.model_dump(by_alias=True, exclude_none=True, exclude={"error"}))
-        headers = {"Cache-Control": "no-store"}
-        if protocol in (X402, NP):
-            required = offers.payment_required(
-                protocol=protocol,
-                amount_micros=quote_micros,
-                resource_url=self.resource.url,
-                description=_description(call),
-                mime_type="application/json",
-                error=error,
-            )
-            headers[PAYMENT_REQUIRED] = encode_payment_required_header(required)
-        return PaymentRequired(error, extra=extra, headers=headers)
+        return self._payment_required(quote_micros, _description(call), error)
 
 
 def _description(call: Call) -> str:

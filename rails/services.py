@@ -1,14 +1,16 @@
 """A rail payment's record, from its claim to its settlement, and the revenue it books.
 
 Each service is one short transaction; none calls the network. A status only moves forward from
-``verified`` (the claim), and the revenue of a settled payment is booked in the same transaction
-that marks it settled, at most once.
+``verified`` (the claim), and what a settled payment pays for (the provider's revenue, or the
+credits bought) is booked in the same transaction that marks it settled, at most once.
 """
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.models import Endpoint
+from credits.models import Purchase
+from credits.services.purchases import purchase_book
 from credits.services.revenue import rail_revenue_book
 from rails.models import RailPayment
 
@@ -24,13 +26,15 @@ def payment_claim(
     nonce: str,
     pay_to: str,
     amount_micros: int,
-    endpoint: Endpoint,
+    endpoint: Endpoint | None,
     request_id: str,
     payload: dict,
     requirements: dict,
     verify_ms: int,
+    credits_account_id: int | None = None,
 ) -> RailPayment | None:
-    """Claim a verified payment for one request; None when it is already claimed."""
+    """Claim a verified payment for one request (a call of ``endpoint``, or credits bought for
+    ``credits_account_id``); None when it is already claimed."""
     try:
         with transaction.atomic():
             return RailPayment.objects.create(
@@ -42,6 +46,7 @@ def payment_claim(
                 pay_to=pay_to,
                 amount_micros=amount_micros,
                 endpoint=endpoint,
+                credits_account_id=credits_account_id,
                 request_id=request_id,
                 payload=payload,
                 requirements=requirements,
@@ -90,7 +95,8 @@ def payment_settle_record(
     upstream_ms: int | None = None,
     settle_ms: int | None = None,
 ) -> bool:
-    """Mark a payment settled and book its revenue, once; False when it was already settled."""
+    """Mark a payment settled and book its revenue (or, for credits bought, the purchase), once;
+    False when it was already settled."""
     with transaction.atomic():
         locked = (
             RailPayment.objects.select_for_update(of=("self",))
@@ -108,7 +114,10 @@ def payment_settle_record(
         if settle_ms is not None:
             locked.settle_ms = settle_ms
         if not locked.revenue_booked:
-            _book_revenue(locked)
+            if locked.credits_account_id is not None:
+                _book_purchase(locked)
+            else:
+                _book_revenue(locked)
             locked.revenue_booked = True
         locked.save()
     payment.status = Status.SETTLED
@@ -130,6 +139,24 @@ def _book_revenue(payment: RailPayment) -> None:
         description=f"{payment.protocol} payment for {what}",
         metadata={
             "api": endpoint.api.slug if endpoint is not None else "",
+            "protocol": payment.protocol,
+            "network": payment.network,
+            "payer": payment.payer,
+            "requestId": payment.request_id,
+            "transaction": payment.transaction,
+        },
+    )
+
+
+def _book_purchase(payment: RailPayment) -> None:
+    purchase_book(
+        account_id=payment.credits_account_id,
+        method=Purchase.Method.USDC,
+        reference=f"rail:{payment.pk}",
+        amount_micros=payment.amount_micros,
+        description=f"Credits bought in USDC on {payment.network}",
+        payment_reference=payment.transaction,
+        metadata={
             "protocol": payment.protocol,
             "network": payment.network,
             "payer": payment.payer,

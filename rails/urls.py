@@ -6,19 +6,28 @@ from urllib.parse import urlsplit
 
 from django.urls import re_path
 
-from rails.apis import RailCallApi, RailOpenApiDocumentApi
-from rails.offers import PROTOCOLS, rail_for
+from rails.apis import CreditsPurchaseApi, RailCallApi, RailOpenApiDocumentApi
+from rails.offers import PROTOCOLS, X402, rail_for
 
 
 def rail_patterns(protocol: str, prefix: str) -> list:
-    """``<prefix>/openapi.json`` and ``<prefix>/<slug><provider path>`` of one rail."""
+    """``<prefix>/openapi.json`` and ``<prefix>/<slug><provider path>`` of one rail, and on the
+    x402 rail ``<prefix>/credits/purchase`` (before the provider paths, which it shadows)."""
     start = f"^{prefix.strip('/')}/" if prefix.strip("/") else "^"
+    purchase = [
+        re_path(
+            rf"{start}credits/purchase$",
+            CreditsPurchaseApi.as_view(),
+            name="rail-x402-credits-purchase",
+        )
+    ]
     return [
         re_path(
             rf"{start}openapi\.json$",
             RailOpenApiDocumentApi.as_view(protocol=protocol),
             name=f"rail-{protocol}-openapi",
         ),
+        *(purchase if protocol == X402 else []),
         re_path(
             rf"{start}(?P<slug>[^/]+)(?P<path>/.*)?$",
             RailCallApi.as_view(protocol=protocol),

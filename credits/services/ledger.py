@@ -193,17 +193,37 @@ def ledger_receipts_book(
         raise
 
 
+def _refuse_overdraft(accounts: dict[int, Account], legs: list[Leg], message: str) -> None:
+    """Refuse legs that would take a locked, rolled-up user or organization account below what
+    it holds for calls in progress: the database lets a balance go negative (a purchase taken
+    back), so every other debit outside a hold is checked here, under the account's lock. The
+    platform account may go negative."""
+    moved: dict[int, int] = {}
+    for leg in legs:
+        moved[leg.account_id] = moved.get(leg.account_id, 0) + leg.amount_micros
+    for account_id, amount in moved.items():
+        account = accounts[account_id]
+        if account.kind == Account.Kind.PLATFORM or amount >= 0:
+            continue
+        if account.rolled_up_micros + amount < account.held_micros:
+            raise Conflict(message)
+
+
 def _book_from_platform(
     *, account: Account, entry_type: str, amount_micros: int, reason: str, event_ref: str
 ) -> list[LedgerEntry]:
-    """Move ``amount_micros`` from the platform account to ``account`` (back when negative) as
-    one two-leg event, in a transaction of its own. Only ``account`` is locked: the platform's
-    leg is a receipt."""
+    """Move ``amount_micros`` from the platform account to ``account`` (back when negative, if
+    the account's available balance covers it) as one two-leg event, in a transaction of its
+    own. Only ``account`` is locked: the platform's leg is a receipt."""
     platform = account_platform()
+    leg = Leg(account.pk, entry_type, amount_micros, "account")
     with transaction.atomic():
         accounts = _lock_and_roll_up([account.pk])
+        _refuse_overdraft(
+            accounts, [leg], "The account's available balance does not cover this adjustment"
+        )
         return _book(
-            legs=[Leg(account.pk, entry_type, amount_micros, "account")],
+            legs=[leg],
             receipts=[Leg(platform.pk, entry_type, -amount_micros, "platform")],
             event_ref=event_ref,
             description=reason,
@@ -254,20 +274,13 @@ def credits_adjust(*, account: Account, amount_micros: int, reason: str) -> list
     """An operator's correction (or a provider payout when negative), against the platform."""
     if amount_micros == 0:
         raise InvalidRequest("An adjustment must move money")
-    try:
-        return _book_from_platform(
-            account=account,
-            entry_type=LedgerEntry.Type.ADJUSTMENT,
-            amount_micros=amount_micros,
-            reason=reason,
-            event_ref=f"adjustment:{uuid.uuid4().hex}",
-        )
-    except IntegrityError as error:
-        if "account_balance_not_negative" in str(error) or "held_within_balance" in str(error):
-            raise Conflict(
-                "The account's available balance does not cover this adjustment"
-            ) from None
-        raise
+    return _book_from_platform(
+        account=account,
+        entry_type=LedgerEntry.Type.ADJUSTMENT,
+        amount_micros=amount_micros,
+        reason=reason,
+        event_ref=f"adjustment:{uuid.uuid4().hex}",
+    )
 
 
 def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
@@ -289,6 +302,11 @@ def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
     try:
         with transaction.atomic():
             accounts = _lock_and_roll_up([leg.account_id for leg in locked_legs])
+            _refuse_overdraft(
+                accounts,
+                locked_legs,
+                "The provider's balance no longer covers the revenue to reverse",
+            )
             return _book(
                 legs=locked_legs,
                 receipts=[leg for leg in reversed_legs if leg.account_id == platform_id],
@@ -298,13 +316,9 @@ def ledger_refund(*, entry: LedgerEntry, reason: str) -> list[LedgerEntry]:
                 now=timezone.now(),
                 balances=_balances(accounts),
             )
-    except IntegrityError as error:
+    except IntegrityError:
         if LedgerEntry.objects.filter(event_ref=refund_ref).exists():
             raise Conflict("This call was already refunded") from None
-        if "account_balance_not_negative" in str(error):
-            raise Conflict(
-                "The provider's balance no longer covers the revenue to reverse"
-            ) from None
         raise
 
 
