@@ -391,6 +391,15 @@ def _stream_outcome(begun: _Begun, meter: StreamMeter, ending: str) -> tuple[Out
     )
 
 
+def call_lapse_seconds(*, streaming: bool) -> float:
+    """The longest one call can take, its provider's answer or stream included, with a margin for
+    the database around it: how long its slot of calls in flight (gateway.inflight) lasts if the
+    worker dies before giving it back."""
+    if streaming:
+        return settings.UPSTREAM_STREAM_MAX_SECONDS + 30
+    return settings.UPSTREAM_TIMEOUT_CAP_SECONDS + 30
+
+
 def _database_connection_release(*, pooled_only: bool) -> None:
     """Hand the thread's database connection back while the provider works, so that threads
     waiting on slow providers or relaying streams do not hold connections the others need:
@@ -428,7 +437,11 @@ def _upstream_request(
         has_body=request.has_body,
         body_encoding=body_encoding,
         auth=_upstream_auth(api),
-        timeout_seconds=api.timeout_seconds,
+        timeout_seconds=(
+            min(api.timeout_seconds, settings.TEST_KEY_TIMEOUT_SECONDS)
+            if test_mode
+            else api.timeout_seconds
+        ),
         allow_private_network=_is_sandbox(url) or settings.UPSTREAM_ALLOW_PRIVATE_NETWORKS,
     )
 

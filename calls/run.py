@@ -7,7 +7,10 @@ which request) the call was charged.
 
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+
+from django.conf import settings
 
 from calls.idempotency import (
     Replay,
@@ -16,10 +19,19 @@ from calls.idempotency import (
     idempotency_complete,
     request_fingerprint,
 )
-from calls.pipeline import CallInput, CallResult, CallStream, StreamEnd, call_execute, call_stream
+from calls.pipeline import (
+    CallInput,
+    CallResult,
+    CallStream,
+    StreamEnd,
+    call_execute,
+    call_lapse_seconds,
+    call_stream,
+)
 from calls.prepaid import PrepaidCredits
 from calls.streams import is_stream_request
-from gateway.errors import InvalidRequest, UpstreamError
+from gateway.errors import InvalidRequest, RateLimited, UpstreamError
+from gateway.inflight import InFlightSlot, in_flight_take, released_at_end
 from gateway.money import micros_to_cents
 from gateway.selectors import KeyPrincipal
 
@@ -61,9 +73,21 @@ def run_execute(
                 "A streamed answer cannot be replayed: send Idempotency-Key without stream, or "
                 "stream without Idempotency-Key"
             )
-        return _run_stream(principal, run, request_id)
+        slot = _in_flight_slot(principal, streaming=True)
+        try:
+            result = _run_stream(principal, run, request_id)
+        except BaseException:
+            slot.release()
+            raise
+        if result.stream is None:
+            slot.release()
+            return result
+        # The stream holds the slot until its last event is relayed or the caller goes away.
+        events = released_at_end(result.stream.events, slot)
+        return replace(result, stream=replace(result.stream, events=events))
     if idempotency_key is None:
-        return _run(principal, run, request_id)
+        with _in_flight(principal):
+            return _run(principal, run, request_id)
     claim = idempotency_begin(
         api_key_id=principal.key_id,
         key=idempotency_key,
@@ -77,7 +101,8 @@ def run_execute(
             replayed=True,
         )
     try:
-        result = _run(principal, run, request_id)
+        with _in_flight(principal):
+            result = _run(principal, run, request_id)
     except UpstreamError as error:
         # The provider was called: the outcome is final for this key.
         idempotency_complete(record=claim, status=error.status_code, body=error.body())
@@ -87,6 +112,32 @@ def run_execute(
         raise
     idempotency_complete(record=claim, status=result.status, body=result.body)
     return result
+
+
+def _in_flight_slot(principal: KeyPrincipal, *, streaming: bool) -> InFlightSlot:
+    """A slot of the key's calls in flight (gateway.inflight), or RATE_LIMITED."""
+    limit = settings.CALLS_IN_FLIGHT_PER_KEY
+    slot = in_flight_take(
+        subject=f"key:{principal.key_id}",
+        limit=limit,
+        lapse_seconds=call_lapse_seconds(streaming=streaming),
+    )
+    if slot is None:
+        raise RateLimited(
+            f"This key has {limit} calls in flight, the most it may have at once: retry when one "
+            "of them has answered",
+            retry_after=1,
+        )
+    return slot
+
+
+@contextmanager
+def _in_flight(principal: KeyPrincipal):
+    slot = _in_flight_slot(principal, streaming=False)
+    try:
+        yield
+    finally:
+        slot.release()
 
 
 def run_fingerprint(run: RunInput) -> str:

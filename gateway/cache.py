@@ -94,6 +94,24 @@ def redis_connection_options() -> dict:
     }
 
 
+_client: redis.Redis | None = None
+_client_lock = threading.Lock()
+
+
+def redis_client() -> redis.Redis | None:
+    """The process's client of REDIS_URL for what Django's cache API cannot do in one round trip
+    (rate-limit counters, calls in flight); None without Redis."""
+    global _client
+    if not settings.REDIS_URL:
+        return None
+    if _client is None:
+        with _client_lock:
+            _client = _client or redis.Redis.from_url(
+                settings.REDIS_URL, **redis_connection_options()
+            )
+    return _client
+
+
 def _missing(key, *args, **kwargs):
     raise ValueError(f"Key {key!r} not found")
 

@@ -8,38 +8,21 @@ API); with the in-process cache it is exact within one worker. While Redis is un
 lets through up to its value per worker, rather than refusing or failing every request.
 """
 
-import threading
 import time
 
-import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import BaseThrottle
 
-from gateway.cache import REDIS_UNREACHABLE, redis_connection_options, redis_outage
+from gateway.cache import REDIS_UNREACHABLE, redis_client, redis_outage
 from gateway.selectors import KeyPrincipal
 
 WINDOW_SECONDS = 60
 
-_client: redis.Redis | None = None
-_client_lock = threading.Lock()
-
 # The counts of this process while Redis is unreachable. LocMemCache culls a third of its entries
 # when full, which would start some keys' counts again: it is sized for every key of a minute.
 _process_counts = LocMemCache("gateway-ratelimit", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
-
-
-def _redis() -> redis.Redis | None:
-    global _client
-    if not settings.REDIS_URL:
-        return None
-    if _client is None:
-        with _client_lock:
-            _client = _client or redis.Redis.from_url(
-                settings.REDIS_URL, **redis_connection_options()
-            )
-    return _client
 
 
 def window_count(*, subject: str, window_seconds: int) -> tuple[int, int]:
@@ -58,7 +41,7 @@ def window_count(*, subject: str, window_seconds: int) -> tuple[int, int]:
 
 def _shared_count(name: str, window_seconds: int) -> int | None:
     """The event counted in Redis; None without Redis, or while it is unreachable."""
-    client = _redis()
+    client = redis_client()
     if client is None or not redis_outage.available():
         return None
     pipeline = client.pipeline(transaction=False)

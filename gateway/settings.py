@@ -81,6 +81,8 @@ RAIL_FACILITATOR_TIMEOUT_SECONDS = env.float("RAIL_FACILITATOR_TIMEOUT_SECONDS",
 RAIL_PAYMENT_MAX_TIMEOUT_SECONDS = env.int("RAIL_PAYMENT_MAX_TIMEOUT_SECONDS", default=300)
 # Rail requests carry no key: they are counted per client address.
 RAIL_RATE_LIMIT_PER_MINUTE = env.int("RAIL_RATE_LIMIT_PER_MINUTE", default=120)
+# Rail calls one client address may have in flight at once (gateway.inflight).
+RAIL_CALLS_IN_FLIGHT_PER_ADDRESS = env.int("RAIL_CALLS_IN_FLIGHT_PER_ADDRESS", default=32)
 NP_BATCH_MAX_PAYMENTS = env.int("NP_BATCH_MAX_PAYMENTS", default=500)
 # The mpp rail's chain (Tempo) for its offer.
 MPP_CHAIN_ID = env.int("MPP_CHAIN_ID", default=4217)
@@ -219,6 +221,10 @@ API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=60 if REDIS_URL
 API_KEY_LOCAL_CACHE_SECONDS = env.float("API_KEY_LOCAL_CACHE_SECONDS", default=1.0)
 RATE_LIMIT_PER_MINUTE = env.int("RATE_LIMIT_PER_MINUTE", default=1200)
 RATE_LIMIT_ENABLED = env.bool("RATE_LIMIT_ENABLED", default=True)
+# Calls to providers one key may have in flight at once, streams included (gateway.inflight):
+# past it a call is refused at once (429) rather than holding another server thread, so a few
+# keys calling a slow provider cannot take every thread from the others.
+CALLS_IN_FLIGHT_PER_KEY = env.int("CALLS_IN_FLIGHT_PER_KEY", default=64)
 
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
@@ -269,6 +275,9 @@ if UPSTREAM_STREAM_MAX_SECONDS + UPSTREAM_TIMEOUT_CAP_SECONDS >= HOLD_TTL_SECOND
     )
 # A provider answer larger than this is refused (502) and not charged.
 UPSTREAM_MAX_RESPONSE_BYTES = env.int("UPSTREAM_MAX_RESPONSE_BYTES", default=10 * 1024 * 1024)
+# How long a test key's call waits for the sandbox (and each read of a stream from it): the
+# sandbox's delay and stall knobs cannot hold a server thread longer than this.
+TEST_KEY_TIMEOUT_SECONDS = env.float("TEST_KEY_TIMEOUT_SECONDS", default=10)
 # Connections kept open per provider and worker process.
 UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=32)
 # Allow providers on private, loopback or link-local addresses (the sandbox always is).

@@ -11,7 +11,14 @@ from django.http import HttpResponse, JsonResponse
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from calls.pipeline import CallInput, CallStream, StreamEnd, call_execute, call_stream
+from calls.pipeline import (
+    CallInput,
+    CallStream,
+    StreamEnd,
+    call_execute,
+    call_lapse_seconds,
+    call_stream,
+)
 from calls.run import new_request_id
 from calls.streams import event_stream_response, is_stream_request
 from credits.models import Account, Purchase
@@ -22,6 +29,7 @@ from credits.services.purchases import (
     purchase_amount_validate,
 )
 from gateway.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RateLimited
+from gateway.inflight import InFlightSlot, in_flight_take, released_at_end
 from gateway.inputs import DigitsIntegerField, RequestBodySerializer
 from gateway.money import MICROS_PER_CENT, format_usd, micros_to_cents
 from gateway.ratelimit import window_count
@@ -51,6 +59,23 @@ def _client_address_count(request) -> None:
             "address",
             retry_after=retry_after,
         )
+
+
+def _client_address_slot(request, *, streaming: bool) -> InFlightSlot:
+    """A slot of the client address's calls in flight (gateway.inflight), or RATE_LIMITED."""
+    limit = settings.RAIL_CALLS_IN_FLIGHT_PER_ADDRESS
+    slot = in_flight_take(
+        subject=f"rail:{request.META.get('REMOTE_ADDR', '')}",
+        limit=limit,
+        lapse_seconds=call_lapse_seconds(streaming=streaming),
+    )
+    if slot is None:
+        raise RateLimited(
+            f"This address has {limit} rail calls in flight, the most it may have at once: retry "
+            "when one of them has answered",
+            retry_after=1,
+        )
+    return slot
 
 
 class RailApiBase(APIView):
@@ -95,22 +120,31 @@ class RailCallApi(RailApiBase):
             header_name, header = _payment_header(request)
             payment = RailCallPayment(resource=resource, header=header, header_name=header_name)
         call_input = _call_input(request, slug, path)
-        if is_stream_request(call_input.body):
-            result = call_stream(
-                request=call_input,
-                payment=payment,
-                request_id=self.request_id,
-                trailer=self._trailer,
-            )
-        else:
-            result = call_execute(request=call_input, payment=payment, request_id=self.request_id)
+        streaming = is_stream_request(call_input.body)
+        slot = _client_address_slot(request, streaming=streaming)
+        try:
+            if streaming:
+                result = call_stream(
+                    request=call_input,
+                    payment=payment,
+                    request_id=self.request_id,
+                    trailer=self._trailer,
+                )
+            else:
+                result = call_execute(
+                    request=call_input, payment=payment, request_id=self.request_id
+                )
+        except BaseException:
+            slot.release()
+            raise
         if isinstance(result, CallStream):
             response = event_stream_response(
-                events=result.events,
+                events=released_at_end(result.events, slot),
                 request_id=result.request_id,
                 quote_micros=result.quote_micros,
             )
         else:
+            slot.release()
             response = HttpResponse(
                 result.content,
                 status=result.status,

@@ -31,7 +31,7 @@ def outage(monkeypatch, settings, redis_server) -> RedisOutage:
     state = RedisOutage()
     monkeypatch.setattr(gateway_cache, "redis_outage", state)
     monkeypatch.setattr(ratelimit, "redis_outage", state)
-    monkeypatch.setattr(ratelimit, "_client", None)
+    monkeypatch.setattr(gateway_cache, "_client", None)
     monkeypatch.setattr(ratelimit, "_process_counts", type(ratelimit._process_counts)("t", {}))
     return state
 
