@@ -8,12 +8,12 @@ transaction. Test keys, polls of an asynchronous job, free calls and continuatio
 nothing and are never charged.
 """
 
-import functools
 import hashlib
 import json
 from datetime import timedelta
 
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from calls.payment import Call, CallRecord, Outcome
 from credits.models import Hold, UsageEvent
@@ -45,7 +45,7 @@ class PrepaidCredits:
         self._fingerprint = ""
         self._root_request_id = ""  # the charged request this call is billed under
 
-    @functools.cached_property
+    @cached_property
     def account_id(self) -> int:
         return account_id_for_owner(
             user_id=self.principal.user_id, organization_id=self.principal.organization_id

@@ -10,9 +10,9 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from functools import cached_property
 
 from django.http import HttpRequest
+from django.utils.functional import cached_property
 
 from sandbox.spec import ApiSpec, Operation
 
