@@ -6,11 +6,11 @@ INSTALLED := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 2
-THREADS ?= 8
+THREADS ?= 128
 FACILITATOR_PORT ?= 8402
 TEMPO_PORT ?= 8545
 SANDBOX_PORT ?= 8401
-SANDBOX_THREADS ?= 4
+SANDBOX_THREADS ?= 32
 DEMO_WALLET := 0x209693Bc6afc0C5328bA36FaF03C514EF312287C
 
 # Tests always run on PostgreSQL (and Redis); the conftest refuses anything else.
@@ -78,7 +78,8 @@ serve:
 
 test: install $(CHROMIUM)
 	$(BIN)/lint-imports --no-cache
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_CONN_MAX_AGE=0 \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_POOL=False \
+		DATABASE_CONN_MAX_AGE=0 \
 		$(BIN)/pytest $(PYTEST_ARGS); \
 	status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

@@ -5,7 +5,7 @@ Starts, on a throwaway PostgreSQL database and a Redis of its own (redis-server 
 without persistence, so the restarted one is empty):
   - the sandbox on its own (gunicorn sandbox.wsgi, one gthread worker of 128 threads: each
     injected timeout holds one for 65 s) as the provider of every API of the seed catalog;
-  - the gateway as `make serve` runs it (gunicorn, 2 gthread workers of 8 threads, --preload),
+  - the gateway as `make serve` runs it (gunicorn, 2 gthread workers of 128 threads, --preload),
     live keys answered by the sandbox and charged, provider calls cut at 2 s
     (UPSTREAM_TIMEOUT_CAP_SECONDS) so that a timeout costs 2 s of a gateway thread, not 30.
 Then sends CHAOS_CALLS requests (default 10,000) from CHAOS_CLIENTS threads (default 24), a
@@ -271,36 +271,18 @@ class PrivateRedis:
 
 
 def environment(database_url: str, redis_url: str) -> dict[str, str]:
-    from cryptography.fernet import Fernet
-
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "gateway.settings",
-        "DEBUG": "False",
-        "SECRET_KEY": "chaos-" + "x" * 40,
-        "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
-        "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url,
-        "CACHE_KEY_PREFIX": "gw-chaos",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "GATEWAY_BASE_URL": f"http://127.0.0.1:{GATEWAY_PORT}",
-        "SANDBOX_BASE_URL": f"http://127.0.0.1:{SANDBOX_PORT}/sandbox",
-        "LIVE_CALLS_USE_SANDBOX": "True",
-        "UPSTREAM_TIMEOUT_CAP_SECONDS": str(UPSTREAM_CAP_SECONDS),
-        "RATE_LIMIT_PER_MINUTE": "10000000",
-        "LOG_LEVEL": "WARNING",
-    }
+    return harness.gateway_environment(
+        database_url,
+        redis_url=redis_url,
+        gateway_port=GATEWAY_PORT,
+        sandbox_port=SANDBOX_PORT,
+        CACHE_KEY_PREFIX="gw-chaos",
+        UPSTREAM_TIMEOUT_CAP_SECONDS=str(UPSTREAM_CAP_SECONDS),
+    )
 
 
 def manage(*args: str, env: dict[str, str]) -> str:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=harness.ROOT,
-        env=env,
-        check=True,
-        text=True,
-        capture_output=True,
-    ).stdout
+    return harness.manage(*args, env=env, capture=True).stdout
 
 
 def run_mix(planned: list[list[Request]], keys: dict[str, str], redis: PrivateRedis) -> dict:

@@ -10,8 +10,8 @@ balance dropped by exactly the charges. Stops `make run` at the end.
 --sandbox-in-gateway serves the sandbox from the gateway's own workers (SANDBOX_BASE_URL at
 the gateway's /sandbox), as `make run` did before it started the sandbox on its own: a run then
 holds a worker thread while the sandbox call it makes waits for another one, so with more runs
-in flight than the gateway has threads (2 workers of 8) they wait on themselves until the
-provider timeout (30 s) and answer 504.
+in flight than the gateway has threads they wait on themselves until the provider timeout (30 s)
+and answer 504 (THREADS=8 in the environment, 2 workers of 8, shows it with 64 runs).
 
 It does not install anything: run it after `make install`.
 """

@@ -5,7 +5,8 @@ and a --help that prints the benchmark's description.
 A throwaway database is created on the server of BENCH_DATABASE_ADMIN_URL (default
 postgres://postgres@127.0.0.1:5432/postgres) and dropped at the end. The benchmarks that read the
 catalog run on BENCH_DATABASE_URL instead when it is set (an existing database, left in place).
-CORPUS_DIR overrides the corpus location.
+CORPUS_DIR overrides the corpus location. BENCH_THREADS sets the threads of each gateway worker
+(default 128, as `make serve`).
 """
 
 import argparse
@@ -28,6 +29,8 @@ ADMIN_URL = os.environ.get(
     "BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
+# Threads per gateway worker, as `make serve` runs it (THREADS); BENCH_THREADS overrides.
+SERVE_THREADS = int(os.environ.get("BENCH_THREADS", "128"))
 SERVER_START_SECONDS = 120
 
 
@@ -105,7 +108,7 @@ def gunicorn_serving(
     env: dict[str, str],
     *,
     workers: int,
-    threads: int = 8,
+    threads: int = SERVE_THREADS,
     app: str = "gateway.wsgi",
     ready_path: str = "/healthz",
     **popen_options,
@@ -141,6 +144,43 @@ def gunicorn_serving(
     finally:
         process.terminate()
         process.wait()
+
+
+def gateway_environment(
+    database_url: str, *, redis_url: str, gateway_port: int, sandbox_port: int, **settings: str
+) -> dict[str, str]:
+    """The environment of a production-mode gateway on ``gateway_port`` whose live and test keys
+    are served by a sandbox of its own on ``sandbox_port``; ``settings`` add or override."""
+    from cryptography.fernet import Fernet
+
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "gateway.settings",
+        "DEBUG": "False",
+        "SECRET_KEY": "bench-" + "x" * 40,
+        "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "GATEWAY_BASE_URL": f"http://127.0.0.1:{gateway_port}",
+        "SANDBOX_BASE_URL": f"http://127.0.0.1:{sandbox_port}/sandbox",
+        "LIVE_CALLS_USE_SANDBOX": "True",
+        "RATE_LIMIT_PER_MINUTE": "10000000",
+        "LOG_LEVEL": "WARNING",
+        **settings,
+    }
+
+
+def manage(*args: str, env: dict[str, str], capture: bool = False):
+    """``manage.py args`` in ``env``, raising on failure; its output when ``capture``."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        text=True,
+        capture_output=capture,
+    )
 
 
 def percentile(values: list[float], percent: int) -> float:

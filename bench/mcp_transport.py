@@ -4,7 +4,7 @@ JSON answers) in a separate async process that calls the gateway's /v1 routes.
 
 Starts, on a throwaway PostgreSQL database (seed catalog, one user with a test key) and Redis
 database 7:
-  - the gateway as ``make serve`` runs it (gunicorn, 2 gthread workers of 8 threads, --preload),
+  - the gateway as ``make serve`` runs it (gunicorn, 2 gthread workers of 128 threads, --preload),
     whose MCP_URL is /mcp;
   - the SDK's server in its own process (uvicorn, one event loop) on another port, with the same
     tools forwarding the caller's bearer key to /v1/details, /v1/credits/balance and /v1/run.

@@ -3,7 +3,7 @@
 Starts, on a throwaway PostgreSQL database and Redis database 6:
   - an upstream process: the sandbox provider on its own (``gunicorn sandbox.wsgi``, one gthread
     worker), whose fast /sandbox/_ping endpoint stands in for a provider;
-  - the gateway as ``make serve`` runs it (gunicorn, 2 gthread workers of 8 threads, --preload),
+  - the gateway as ``make serve`` runs it (gunicorn, 2 gthread workers of 128 threads, --preload),
     with a provider API pointing at the upstream.
 Then measures, in one run:
   1. the direct upstream latency and the same call through POST /v1/run at concurrency 1

@@ -5,13 +5,14 @@ while GET /v1/whoami from another key stays answered.
 Starts, on a throwaway PostgreSQL database and Redis database 7:
   - the sandbox provider on its own (``gunicorn sandbox.wsgi``, enough threads for every stream);
   - the gateway as ``make serve`` runs it (gunicorn gthread, --preload), once per configuration
-    in STREAM_CONFIGS (``workers x threads``, default "2x8 2x128 2x256"), with the seed catalog
+    in STREAM_CONFIGS (``workers x threads``, default "2x8 2x128"), with the seed catalog
     and live keys served by the sandbox.
 Then, for each configuration:
   1. time to first event and to the last, direct and through the gateway (one stream at a time,
      STREAM_SAMPLES of them, no pacing), and events relayed a second;
   2. STREAM_COUNT concurrent streams (default 200, spread over ten keys, each paced by the
-     sandbox at STREAM_CHUNK_DELAY_MS between events) kept open for STREAM_SECONDS, while
+     sandbox at STREAM_CHUNK_DELAY_MS between events, their callers arriving over the first
+     STREAM_RAMP_SECONDS, default 5) kept open for STREAM_SECONDS, while
      another process asks GET /v1/whoami every 20 ms: streams completed and failed, and the
      whoami p50/p99;
   3. check_ledger.
@@ -19,15 +20,14 @@ Prints figures; asserts nothing.
 
 Environment: BENCH_DATABASE_ADMIN_URL, BENCH_REDIS_URL (default redis://127.0.0.1:6379/7),
 STREAM_CONFIGS, STREAM_COUNT, STREAM_SECONDS (default 20), STREAM_CHUNK_DELAY_MS (default 100),
-STREAM_SAMPLES (default 50).
+STREAM_SAMPLES (default 50), STREAM_RAMP_SECONDS; and any gateway setting (DATABASE_POOL,
+UPSTREAM_POOL_SIZE, ...), passed to the gateway.
 """
 
 import asyncio
 import json
 import multiprocessing
 import os
-import subprocess
-import sys
 import time
 
 import harness
@@ -35,11 +35,12 @@ import harness
 DB_NAME = "gw_bench_streams"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7")
 GATEWAY_PORT, UPSTREAM_PORT = 9111, 9112
-CONFIGS = os.environ.get("STREAM_CONFIGS", "2x8 2x128 2x256").split()
+CONFIGS = os.environ.get("STREAM_CONFIGS", "2x8 2x128").split()
 STREAMS = int(os.environ.get("STREAM_COUNT", "200"))
 SECONDS = float(os.environ.get("STREAM_SECONDS", "20"))
 CHUNK_DELAY_MS = int(os.environ.get("STREAM_CHUNK_DELAY_MS", "100"))
 SAMPLES = int(os.environ.get("STREAM_SAMPLES", "50"))
+RAMP_SECONDS = float(os.environ.get("STREAM_RAMP_SECONDS", "5"))
 KEYS = 10
 FAILURE_SHOWN: list = []
 CHAT = "/api/paas/v4/chat/completions"
@@ -63,37 +64,17 @@ for number in range({KEYS + 1}):
 
 
 def environment(database_url: str) -> dict:
-    from cryptography.fernet import Fernet
-
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "gateway.settings",
-        "DEBUG": "False",
-        "SECRET_KEY": "bench-" + "x" * 40,
-        "CATALOG_SECRET_KEY": Fernet.generate_key().decode(),
-        "DATABASE_URL": database_url,
-        "REDIS_URL": REDIS_URL,
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "GATEWAY_BASE_URL": f"http://127.0.0.1:{GATEWAY_PORT}",
-        "SANDBOX_BASE_URL": f"http://127.0.0.1:{UPSTREAM_PORT}/sandbox",
-        "LIVE_CALLS_USE_SANDBOX": "True",
-        "RATE_LIMIT_PER_MINUTE": "10000000",
-        "LOG_LEVEL": "WARNING",
-        # As `make serve` runs it: each worker's threads share a few pooled connections.
-        "DATABASE_POOL": os.environ.get("DATABASE_POOL", "True"),
-        "DATABASE_CONN_MAX_AGE": os.environ.get("DATABASE_CONN_MAX_AGE", "60"),
-        "DATABASE_POOL_MAX_SIZE": os.environ.get("DATABASE_POOL_MAX_SIZE", "8"),
-    }
-
-
-def manage(*args, env, capture=False):
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=harness.ROOT,
-        env=env,
-        check=True,
-        text=True,
-        capture_output=capture,
+    return harness.gateway_environment(
+        database_url,
+        redis_url=REDIS_URL,
+        gateway_port=GATEWAY_PORT,
+        sandbox_port=UPSTREAM_PORT,
+        # As `make serve` runs it unless the environment says otherwise.
+        **{
+            name: os.environ[name]
+            for name in ("DATABASE_POOL", "DATABASE_CONN_MAX_AGE", "DATABASE_POOL_MAX_SIZE")
+            if name in os.environ
+        },
     )
 
 
@@ -159,6 +140,9 @@ async def held_streams(keys: list[str], seconds: float) -> dict:
             {"api": "zhipu-glm", "path": CHAT, "body": body},
             keys[number % len(keys)],
         )
+        # Spread over the first RAMP_SECONDS, as callers arrive; started all at once, every
+        # stream would begin and settle in the same instant, round after round.
+        await asyncio.sleep(RAMP_SECONDS * number / STREAMS)
         while time.monotonic() < deadline:
             try:
                 done, _, _, events = await one_stream(GATEWAY_PORT, request)
@@ -213,7 +197,8 @@ def measure_config(config: str, env: dict, keys: list[str], probe_key: str) -> N
             f"p50 {harness.percentile(latencies, 50):.1f} ms, "
             f"p99 {harness.percentile(latencies, 99):.1f} ms"
         )
-    print("  " + manage("check_ledger", env=env, capture=True).stdout.strip().splitlines()[-1])
+    ledger = harness.manage("check_ledger", env=env, capture=True).stdout.strip()
+    print("  " + ledger.splitlines()[-1])
 
 
 def main():
@@ -223,9 +208,9 @@ def main():
         import redis
 
         redis.Redis.from_url(REDIS_URL).flushdb()
-        manage("migrate", "--noinput", "-v", "0", env=env)
-        manage("load_catalog", "-v", "0", env=env)
-        output = manage("shell", "-c", SETUP, env=env, capture=True).stdout.split()
+        harness.manage("migrate", "--noinput", "-v", "0", env=env)
+        harness.manage("load_catalog", "-v", "0", env=env)
+        output = harness.manage("shell", "-c", SETUP, env=env, capture=True).stdout.split()
         keys = [word for word in output if word.startswith("gw_live_")]
         probe_key, keys = keys[-1], keys[:-1]
         sandbox_env = {

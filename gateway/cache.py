@@ -86,11 +86,13 @@ def redis_connection_options() -> dict:
     """How every Redis connection of the gateway connects: within REDIS_TIMEOUT_SECONDS, and
     again at once after one failure (a pooled connection that a restart of Redis closed), but
     not ten times with backoff as redis-py's client does by default, which would hold a request
-    for seconds on every attempt during an outage."""
+    for seconds on every attempt during an outage. A process's pool may open as many connections
+    as its threads use at once: redis-py's default of 100 is fewer than a worker's threads."""
     return {
         "socket_connect_timeout": settings.REDIS_TIMEOUT_SECONDS,
         "socket_timeout": settings.REDIS_TIMEOUT_SECONDS,
         "retry": Retry(NoBackoff(), 1),
+        "max_connections": settings.REDIS_MAX_CONNECTIONS,
     }
 
 

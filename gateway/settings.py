@@ -181,13 +181,14 @@ else:
     # planned again on every call.
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
     # psycopg's pool in each worker process: its threads share DATABASE_POOL_MAX_SIZE connections
-    # instead of keeping one each, and a pooled connection keeps its prepared statements from
+    # instead of keeping one each (a worker has a hundred threads, most of them waiting on
+    # providers with no connection), and a pooled connection keeps its prepared statements from
     # one request to the next (see docs/scaling.md). A pool replaces persistent connections.
-    if env.bool("DATABASE_POOL", default=False):
+    if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
-            "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=4),
+            "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=8),
             "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10),
         }
 
@@ -200,6 +201,9 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # How long a Redis connection or command may take before Redis counts as unreachable: the
 # gateway then serves without it (gateway.cache) instead of waiting.
 REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=1.0)
+# Connections each process may open to Redis at once (two pools: the cache's and the counters');
+# at least the worker's threads.
+REDIS_MAX_CONNECTIONS = env.int("REDIS_MAX_CONNECTIONS", default=1024)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -279,7 +283,7 @@ UPSTREAM_MAX_RESPONSE_BYTES = env.int("UPSTREAM_MAX_RESPONSE_BYTES", default=10 
 # sandbox's delay and stall knobs cannot hold a server thread longer than this.
 TEST_KEY_TIMEOUT_SECONDS = env.float("TEST_KEY_TIMEOUT_SECONDS", default=10)
 # Connections kept open per provider and worker process.
-UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=32)
+UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=128)
 # Allow providers on private, loopback or link-local addresses (the sandbox always is).
 UPSTREAM_ALLOW_PRIVATE_NETWORKS = env.bool("UPSTREAM_ALLOW_PRIVATE_NETWORKS", default=False)
 
