@@ -64,13 +64,19 @@ class HealthzApi(APIView):
     @extend_schema(
         operation_id="healthz",
         summary="Database and cache status",
+        description=(
+            "503 when the database does not answer: the gateway cannot serve. A cache (Redis) "
+            "that does not answer is 200 with status degraded: the gateway serves without it, "
+            "so a load balancer checking the status code keeps the host."
+        ),
         responses={200: HealthzOutputSerializer, 503: HealthzOutputSerializer},
     )
     def get(self, request):
         checks = {"database": _database_status(), "cache": _cache_status()}
         healthy = all(value == "ok" for value in checks.values())
         return Response(
-            {"status": "ok" if healthy else "degraded", **checks}, status=200 if healthy else 503
+            {"status": "ok" if healthy else "degraded", **checks},
+            status=200 if checks["database"] == "ok" else 503,
         )
 
 

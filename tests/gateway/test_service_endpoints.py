@@ -5,12 +5,49 @@ import sys
 
 from cryptography.fernet import Fernet
 from django.conf import settings
+from django.db import OperationalError
+
+from gateway import apis as gateway_apis
+from gateway import cache as gateway_cache
+from gateway.cache import RedisOutage, ResilientRedisCache
 
 
 def test_healthz_reports_database_and_cache(client, db):
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "cache": "ok"}
+
+
+def test_healthz_keeps_the_host_in_service_while_only_redis_is_unreachable(client, db, monkeypatch):
+    """The gateway serves without Redis (gateway.cache), so a load balancer reading the status
+    code must not take every host out during a Redis outage."""
+    monkeypatch.setattr(gateway_cache, "redis_outage", RedisOutage())
+    unreachable = ResilientRedisCache("redis://127.0.0.1:1/0", {"KEY_PREFIX": "healthz"})
+    monkeypatch.setattr(gateway_apis, "cache", unreachable)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["database"] == "ok"
+    assert response.json()["cache"].startswith("error")
+
+
+def test_healthz_is_503_when_the_database_does_not_answer(client, db, monkeypatch):
+    class Unreachable:
+        def cursor(self):
+            raise OperationalError("connection refused")
+
+    monkeypatch.setattr(gateway_apis, "connection", Unreachable())
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "degraded",
+        "database": "error: OperationalError",
+        "cache": "ok",
+    }
 
 
 def test_the_openapi_description_documents_bearer_auth_and_errors(client, db):
