@@ -13,6 +13,7 @@ The verification, the claim, the settlement and the 402 live in ``X402Payment``,
 purchase of credits in USDC (rails.purchases) pays through as well.
 """
 
+import abc
 import time
 from dataclasses import dataclass
 
@@ -73,7 +74,7 @@ class Resource:
     path: str
 
 
-class X402Payment:
+class X402Payment(abc.ABC):
     """One payment on the x402 or np rail, of an amount for something: verified by the
     facilitator, claimed by a unique row, settled by the facilitator. ``header`` is the payment
     the request carries, if any. A call on a rail (RailCallPayment) and a purchase of credits
@@ -217,9 +218,9 @@ class X402Payment:
 
     # -- the challenge -----------------------------------------------------------------------
 
+    @abc.abstractmethod
     def _offers(self, amount_micros: int) -> list[dict]:
         """The contract's payment offer records for the 402's body."""
-        raise NotImplementedError
 
     def _offered(self, amount_micros: int, description: str) -> list:
         protocol = self.resource.protocol
