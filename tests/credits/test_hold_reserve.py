@@ -73,3 +73,32 @@ def test_64_concurrent_reservations_on_a_balance_for_10_give_exactly_10_holds():
     assert account.available_micros == 0
     assert Hold.objects.filter(account=account, status="pending").count() == 10
     call_command("check_ledger")
+
+
+def _synchronous_commit() -> str:
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reservation_on_its_own_leaves_the_capture_durable(settings):
+    """A reservation made outside a transaction commits without waiting for its WAL flush; the
+    setting is its own transaction's, so the capture that follows still waits for its flush
+    (and with it, the reservation's)."""
+    settings.CREDITS_ONE_STATEMENT_SETTLEMENT = True
+    persona = make_persona("quick@example.com")
+    account = fund(persona.user, 5 * PRICE)
+    hold_reserve(account=account, amount_micros=PRICE, request_id="run_quick")
+    assert _synchronous_commit() == "on"
+    account.refresh_from_db()
+    assert account.held_micros == PRICE
+
+
+def test_a_reservation_inside_a_transaction_keeps_it_durable(alice):
+    """Inside a caller's transaction the setting would cover the caller's other writes too, so
+    the reservation stays synchronous there."""
+    account = fund(alice.user, 5 * PRICE)
+    hold_reserve(account=account, amount_micros=PRICE, request_id="run_inside")
+    assert _synchronous_commit() == "on"
+    assert Hold.objects.get(request_id="run_inside").amount_micros == PRICE

@@ -74,7 +74,8 @@ def test_a_pooled_connection_keeps_its_prepared_settlement_statements():
         account.pk, 5, DATABASE_POOL="True", DATABASE_POOL_MIN_SIZE="1", DATABASE_POOL_MAX_SIZE="1"
     )
 
-    assert report == {"backends": 1, "prepared": {"taken": 5, "receipts": 5}}
+    # A request reserves outside a transaction: the statement whose first CTE is "asynchronous".
+    assert report == {"backends": 1, "prepared": {"asynchronous": 5, "receipts": 5}}
     assert LedgerEntry.objects.filter(account=account, type="api_call").count() == 5
 
 
@@ -84,4 +85,4 @@ def test_without_the_pool_or_kept_connections_each_request_prepares_anew():
     report = _settle_in_a_process(account.pk, 3, DATABASE_POOL="False", DATABASE_CONN_MAX_AGE="0")
 
     assert report["backends"] == 3
-    assert report["prepared"] == {"taken": 1, "receipts": 1}
+    assert report["prepared"] == {"asynchronous": 1, "receipts": 1}
