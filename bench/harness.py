@@ -64,9 +64,11 @@ def throwaway_database(name: str) -> Iterator[str]:
 def django_database(throwaway_name: str) -> Iterator[None]:
     """Django set up in this process on BENCH_DATABASE_URL when it is set, else on the throwaway
     database ``throwaway_name``, migrated. Like a batch command, which runs alone, it embeds on
-    every core."""
+    every core. No connection pool: a pooled connection would outlive ``connections.close_all()``
+    and follow a forked child, which would then share its socket with the parent."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gateway.settings")
+    os.environ.setdefault("DATABASE_POOL", "False")
     given = os.environ.get("BENCH_DATABASE_URL")
     database = contextlib.nullcontext(given) if given else throwaway_database(throwaway_name)
     with database as url:

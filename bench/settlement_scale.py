@@ -1,32 +1,44 @@
 """Settlements per second as clients are added: the reserve and capture statements of a paid
-call (credits.settlement_sql, no HTTP), from N processes with distinct callers paying one
-provider, on a throwaway PostgreSQL database.
+call (credits.settlement_sql, no HTTP), with distinct callers paying one provider, on a
+throwaway PostgreSQL database.
 
-Three ways of capturing, each at 1, 16 and 64 clients, in one run:
+Four ways of settling, each at 1, 16 and 64 clients, in one run:
   - before: the capture as it was, locking and updating the caller's, the provider's and the
     platform's account rows (a copy of that statement is kept below, BEFORE_CAPTURE);
   - sharded: the same statement with the provider's revenue and the platform's fee spread over
     SHARDS sub-accounts each, picked by caller, the alternative to receipts;
-  - after: the project's capture, which locks only the caller and appends the revenue and the
-    fee as receipts.
+  - receipts: the project's capture, which locks only the caller and appends the revenue and
+    the fee as receipts, after a reservation that waits for its WAL flush;
+  - after: the project's settlement as served, the reservation committing without waiting for
+    its flush (settlement_sql.reserve_statement).
 Each client reserves then captures a hold (with its usage event) in a loop for
 SETTLEMENT_SECONDS (default 8) after a second of warm-up; the figure is captures committed per
 second across all clients, beside the share of the clients' running statements that were
-waiting for a lock (sampled every 50 ms). Ends with roll_up_receipts and check_ledger. Prints
-figures; asserts nothing.
+waiting for a lock (sampled every 50 ms). Between figures the receipts are rolled up (as
+the roll-up command does every minute when served), the tables vacuumed and a checkpoint
+taken. Ends with check_ledger. Prints figures; asserts nothing.
 
-The clients are Python processes on the same cores as PostgreSQL, so a figure is what this
-machine settles, client CPU included; the ratio between the rows is the point.
+Two kinds of clients, each its own table:
+  - pgbench: N connections from pgbench on two threads, running the same statements as
+    prepared statements with the per-settlement values as pgbench variables. A client costs
+    the cores next to nothing, so the figure is what PostgreSQL settles on this machine.
+  - processes: N Python processes calling settlement_sql as the gateway does; they share the
+    cores with PostgreSQL, so the figure is what this machine settles, client CPU included.
 
 Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-SETTLEMENT_SECONDS, SETTLEMENT_CLIENTS (default "1,16,64").
+SETTLEMENT_SECONDS, SETTLEMENT_CLIENTS (default "1,16,64"), SETTLEMENT_WAYS (default
+"before,sharded,receipts,after"), SETTLEMENT_DRIVERS (default "pgbench,processes").
 """
 
+import contextlib
 import json
 import multiprocessing
 import os
+import re
+import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 
 import harness
@@ -91,38 +103,9 @@ BEFORE_CAPTURE = """
 """
 
 
-def _before_capture(hold, *, amount, legs, event_ref, now) -> None:
-    from credits import settlement_sql
-
-    rows, params = [], {}
-    for index, (account_id, entry_type, leg_amount, role) in enumerate(sorted(legs)):
-        rows.append(
-            f"(%(account{index})s::bigint, %(type{index})s::varchar, %(amount{index})s::bigint, "
-            f"%(released{index})s::bigint, %(role{index})s::varchar)"
-        )
-        params |= {
-            f"account{index}": account_id,
-            f"type{index}": entry_type,
-            f"amount{index}": leg_amount,
-            f"released{index}": hold.amount_micros if account_id == hold.account_id else 0,
-            f"role{index}": role,
-        }
-    params |= {
-        "amount": amount,
-        "now": now,
-        "hold": hold.pk,
-        "accounts": len(rows),
-        "description": "bench",
-        "metadata": json.dumps({"requestId": hold.request_id}),
-        "event_ref": event_ref,
-        "u_account": hold.account_id,
-        "u_request": hold.request_id,
-    }
-    settlement_sql._execute(BEFORE_CAPTURE.format(rows=", ".join(rows)), params)
-
-
-def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict) -> None:
-    """Reserve and capture one hold of the caller, the way ``way`` captures."""
+def _statements(way: str, caller_id: int, request_id: str, hold_id: int, accounts: dict):
+    """The reservation and the capture of one hold of ``caller_id``, the way ``way`` captures,
+    as two (SQL, parameters) pairs; the capture names the hold ``hold_id``."""
     from django.utils import timezone
 
     from credits import settlement_sql
@@ -130,8 +113,8 @@ def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict
     from credits.services.ledger import fee_split
 
     now = timezone.now()
-    request_id = f"{run}_{caller_id}_{number}"
     hold = Hold(
+        pk=hold_id,
         account_id=caller_id,
         request_id=request_id,
         amount_micros=PRICE_MICROS,
@@ -140,11 +123,15 @@ def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict
         created_at=now,
         expires_at=now + timedelta(minutes=5),
     )
-    if not settlement_sql.reserve(hold):
-        raise SystemExit(f"caller {caller_id} ran out of funds")
+    reserve = settlement_sql.reserve_statement(hold, durable=way != "after")
     revenue, fee = fee_split(amount_micros=PRICE_MICROS, has_provider=True)
+    if way == "sharded":
+        shard = caller_id % SHARDS
+        provider, platform = accounts["providers"][shard], accounts["fees"][shard]
+    else:
+        provider, platform = accounts["providers"][0], accounts["platform"]
     event_ref = f"call:{request_id}"
-    if way == "after":
+    if way in ("receipts", "after"):
         usage = UsageEvent(
             account_id=caller_id,
             request_id=request_id,
@@ -158,12 +145,12 @@ def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict
             created_at=now,
             billing_root_request_id=request_id,
         )
-        settlement_sql.capture(
+        capture = settlement_sql.capture_statement(
             hold=hold,
             amount_micros=PRICE_MICROS,
             receipts=[
-                (accounts["platform"][0], LedgerEntry.Type.FEE, fee, "platform"),
-                (accounts["provider"][0], LedgerEntry.Type.REVENUE, revenue, "provider"),
+                (platform, LedgerEntry.Type.FEE, fee, "platform"),
+                (provider, LedgerEntry.Type.REVENUE, revenue, "provider"),
             ],
             description="bench",
             metadata={"requestId": request_id},
@@ -171,19 +158,50 @@ def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict
             now=now,
             usage=usage,
         )
-        return
-    shard = caller_id % SHARDS if way == "sharded" else 0
-    _before_capture(
-        hold,
-        amount=PRICE_MICROS,
-        legs=[
-            (caller_id, LedgerEntry.Type.API_CALL, -PRICE_MICROS, "caller"),
-            (accounts["platform"][shard], LedgerEntry.Type.FEE, fee, "platform"),
-            (accounts["provider"][shard], LedgerEntry.Type.REVENUE, revenue, "provider"),
-        ],
-        event_ref=event_ref,
-        now=now,
-    )
+        return reserve, capture
+    legs = [
+        (caller_id, LedgerEntry.Type.API_CALL, -PRICE_MICROS, "caller"),
+        (platform, LedgerEntry.Type.FEE, fee, "platform"),
+        (provider, LedgerEntry.Type.REVENUE, revenue, "provider"),
+    ]
+    rows, params = [], {}
+    for index, (account_id, entry_type, leg_amount, role) in enumerate(sorted(legs)):
+        rows.append(
+            f"(%(account{index})s::bigint, %(type{index})s::varchar, %(amount{index})s::bigint, "
+            f"%(released{index})s::bigint, %(role{index})s::varchar)"
+        )
+        params |= {
+            f"account{index}": account_id,
+            f"type{index}": entry_type,
+            f"amount{index}": leg_amount,
+            f"released{index}": PRICE_MICROS if account_id == caller_id else 0,
+            f"role{index}": role,
+        }
+    params |= {
+        "amount": PRICE_MICROS,
+        "now": now,
+        "hold": hold_id,
+        "accounts": len(rows),
+        "description": "bench",
+        "metadata": json.dumps({"requestId": request_id}),
+        "event_ref": event_ref,
+        "u_account": caller_id,
+        "u_request": request_id,
+    }
+    return reserve, (BEFORE_CAPTURE.format(rows=", ".join(rows)), params)
+
+
+def _settle_once(way: str, run: str, caller_id: int, number: int, accounts: dict) -> None:
+    """Reserve and capture one hold of the caller, the way ``way`` captures."""
+    from credits import settlement_sql
+
+    request_id = f"{run}_{caller_id}_{number}"
+    reserve, _ = _statements(way, caller_id, request_id, 0, accounts)
+    row = settlement_sql._execute(*reserve)
+    if row is None:
+        raise SystemExit(f"caller {caller_id} ran out of funds")
+    _, capture = _statements(way, caller_id, request_id, row[0], accounts)
+    settlement_sql._execute(*capture)
 
 
 def _client(way, run, caller_id, accounts, barrier, start_at, results) -> None:
@@ -208,25 +226,44 @@ def _client(way, run, caller_id, accounts, barrier, start_at, results) -> None:
         connections.close_all()
 
 
-def _lock_waits(stop, samples: list) -> None:
-    """Sample, until ``stop`` is set, how many of the benchmark's connections are running a
-    statement and how many of those wait for a lock (a row, a transaction): the share that
-    waits is what a shared row costs, whatever the machine's speed."""
+@contextlib.contextmanager
+def _lock_waits() -> Iterator[list]:
+    """Sample, while inside, how many of the benchmark's connections are running a statement
+    and how many of those wait for a lock (a row, a transaction): the share that waits is what
+    a shared row costs, whatever the machine's speed."""
     import psycopg
 
-    with psycopg.connect(harness.database_url(DB_NAME), autocommit=True) as connection:
-        while not stop.wait(0.05):
-            samples.append(
-                connection.execute(
-                    "SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Lock') "
-                    "FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
-                    "AND pid <> pg_backend_pid()",
-                    [DB_NAME],
-                ).fetchone()
-            )
+    stop, samples = threading.Event(), []
+
+    def sample() -> None:
+        with psycopg.connect(harness.database_url(DB_NAME), autocommit=True) as connection:
+            while not stop.wait(0.05):
+                samples.append(
+                    connection.execute(
+                        "SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Lock') "
+                        "FROM pg_stat_activity WHERE datname = %s AND state = 'active' "
+                        "AND pid <> pg_backend_pid()",
+                        [DB_NAME],
+                    ).fetchone()
+                )
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        sampler.join()
 
 
-def _measure(way: str, clients: int, callers: list[int], accounts: dict) -> tuple[float, float]:
+def _share_waiting(samples: list) -> float:
+    active = sum(running for running, _ in samples)
+    waiting = sum(locked for _, locked in samples)
+    return 100 * waiting / active if active else 0.0
+
+
+def _measure_processes(way: str, clients: int, callers: list[int], accounts: dict):
+    """Settlements per second from ``clients`` Python processes, and the share waiting."""
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(clients + 1)
     start_at = context.Value("d", 0.0)
@@ -242,44 +279,153 @@ def _measure(way: str, clients: int, callers: list[int], accounts: dict) -> tupl
         process.start()
     barrier.wait(timeout=120)
     start_at.value = time.monotonic() + 0.2
-    stop, samples = threading.Event(), []
-    sampler = threading.Thread(target=_lock_waits, args=(stop, samples))
-    sampler.start()
-    total = sum(results.get(timeout=SECONDS + 120) for _ in processes)
-    stop.set()
-    sampler.join()
+    with _lock_waits() as samples:
+        total = sum(results.get(timeout=SECONDS + 120) for _ in processes)
     for process in processes:
         process.join()
-    active = sum(running for running, _ in samples)
-    waiting = sum(locked for _, locked in samples)
-    return total / SECONDS, 100 * waiting / active if active else 0.0
+    return total / SECONDS, _share_waiting(samples)
+
+
+# What changes from one settlement to the next, in the pgbench script: the caller (the client's
+# own), the request id (random, so unique), the hold the reservation returned, and the provider's
+# and platform's accounts (the caller's shard when sharded). Sentinels stand for them in the
+# statements built by _statements, and are replaced by pgbench variables.
+PER_SETTLEMENT = {
+    -101: ":v_caller",
+    -102: ":v_provider",
+    -103: ":v_platform",
+    -104: ":hold_id",
+    "@rid": ":v_rid",
+    "call:@rid": "'call:' || :v_rid::varchar",
+}
+
+
+def _pgbench_sql(sql: str, params: dict, defines: dict) -> str:
+    """``sql`` with its psycopg placeholders turned into pgbench variables: per-settlement values
+    into the script's own, the rest into constants given to pgbench with -D (pgbench sends
+    them as parameters of the prepared statement, like psycopg)."""
+    # pgbench takes a colon followed by a name for a variable even in a string literal (the
+    # capture's ':caller'): such a literal is split after its colon.
+    sql = re.sub(r"'[^']*'", lambda literal: literal[0].replace(":", ":' || '"), sql)
+    for name, value in params.items():
+        if isinstance(value, (int, str)) and value in PER_SETTLEMENT:
+            variable = PER_SETTLEMENT[value]
+        elif value is None or value == "":  # pgbench takes neither as a -D value
+            variable = "NULL" if value is None else "''"
+        else:
+            variable = f":p_{name}"
+            defines[f"p_{name}"] = value.isoformat() if hasattr(value, "isoformat") else value
+        if variable.startswith("'call"):
+            sql = sql.replace(f"%({name})s::varchar", f"({variable})::varchar")
+        sql = sql.replace(f"%({name})s", variable)
+    return " ".join(sql.split())
+
+
+def _pgbench_script(way: str, callers: list[int], accounts: dict) -> tuple[str, dict]:
+    """The pgbench script of one settlement the way ``way`` captures, and its constants."""
+    sentinels = {"providers": [-102] * SHARDS, "fees": [-103] * SHARDS, "platform": -103}
+    (reserve, reserve_params), (capture, capture_params) = _statements(
+        "before" if way == "sharded" else way, -101, "@rid", -104, sentinels
+    )
+    defines: dict = {}
+    reserve = _pgbench_sql(reserve, reserve_params, defines)
+    capture = _pgbench_sql(capture, capture_params, defines)
+    first, providers, fees = callers[0], accounts["providers"][0], accounts["fees"][0]
+    if way == "sharded":
+        accounts_lines = (
+            f"\\set v_shard :v_caller % {SHARDS}\n"
+            f"\\set v_provider {providers} + :v_shard\n"
+            f"\\set v_platform {fees} + :v_shard\n"
+        )
+    else:
+        accounts_lines = f"\\set v_provider {providers}\n\\set v_platform {accounts['platform']}\n"
+    script = (
+        f"\\set v_caller {first} + :client_id\n"
+        "\\set v_rid random(1, 9000000000000000000)\n"
+        f"{accounts_lines}"
+        f"{reserve} \\gset hold_\n"
+        f"{capture};\n"
+    )
+    return script, defines
+
+
+def _measure_pgbench(way: str, clients: int, callers: list[int], accounts: dict):
+    """Settlements per second from ``clients`` pgbench connections on two threads, and the
+    share waiting: the same statements, from a client that costs the cores next to nothing."""
+    import tempfile
+
+    script, defines = _pgbench_script(way, callers, accounts)
+    with tempfile.NamedTemporaryFile("w", suffix=".sql") as file:
+        file.write(script)
+        file.flush()
+        command = ["pgbench", "--no-vacuum", "--protocol=prepared", f"--file={file.name}"]
+        command += [f"--client={clients}", f"--jobs={min(clients, 2)}"]
+        command += [f"--define={name}={value}" for name, value in defines.items()]
+        database = [os.environ["DATABASE_URL"]]
+        _pgbench([*command, f"--time={WARM_UP_SECONDS:.0f}", *database])
+        with _lock_waits() as samples:
+            output = _pgbench([*command, f"--time={SECONDS:.0f}", *database])
+    tps = re.search(r"^tps = ([\d.]+)", output, re.MULTILINE)
+    return float(tps.group(1)), _share_waiting(samples)
+
+
+def _pgbench(command: list[str]) -> str:
+    ran = subprocess.run(command, capture_output=True, text=True)
+    if ran.returncode:
+        raise SystemExit(f"pgbench failed:\n{ran.stderr}")
+    return ran.stdout
+
+
+DRIVERS = {"processes": _measure_processes, "pgbench": _measure_pgbench}
 
 
 def _accounts(callers: int) -> tuple[list[int], dict]:
-    """Funded callers, the provider's and the platform's accounts (and their shards)."""
+    """Funded callers, the provider's and the platform's accounts and their shards; each kind
+    has consecutive ids, which pgbench's script counts on."""
     from credits.models import Account
     from credits.services.accounts import account_for_user, account_platform
     from credits.services.ledger import credits_grant, receipts_roll_up
     from gateway.models import Organization, User
 
+    platform = account_platform()
     caller_ids = []
     for number in range(callers):
         user = User.objects.create_user(email=f"caller{number}@bench.example", password=None)
         account = account_for_user(user=user)
         credits_grant(account=account, amount_micros=FUNDS_MICROS, reason="bench funds")
         caller_ids.append(account.pk)
-    providers = []
+    providers, fees = [], []
     for shard in range(SHARDS):
         organization = Organization.objects.create(name=f"Provider {shard}", slug=f"prov-{shard}")
         providers.append(Account.objects.create(kind="organization", organization=organization).pk)
-    # One platform account exists; its shards stand in as organization accounts, which is how
-    # a sharded platform's extra rows would be locked and updated.
-    platform = [account_platform().pk]
-    for shard in range(1, SHARDS):
+    # The sharded platform's sub-accounts stand in as organization accounts, which is how its
+    # extra rows would be locked and updated.
+    for shard in range(SHARDS):
         organization = Organization.objects.create(name=f"Fee {shard}", slug=f"fee-{shard}")
-        platform.append(Account.objects.create(kind="organization", organization=organization).pk)
+        fees.append(Account.objects.create(kind="organization", organization=organization).pk)
     receipts_roll_up()
-    return caller_ids, {"provider": providers, "platform": platform}
+    for ids in (caller_ids, providers, fees):
+        assert ids == list(range(ids[0], ids[0] + len(ids))), "ids not consecutive"
+    return caller_ids, {"providers": providers, "fees": fees, "platform": platform.pk}
+
+
+def _between_figures() -> None:
+    """Roll the receipts up, as the roll-up command does every minute when served, then vacuum
+    what the figure and the roll-up wrote and checkpoint, so that no figure starts with
+    receipts waiting or pays for the previous one's autovacuum and checkpoint."""
+    import psycopg
+    from django.db import connections
+
+    from credits.services.ledger import receipts_roll_up
+
+    receipts_roll_up()
+    connections.close_all()
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as connection:
+        connection.execute(f"VACUUM (ANALYZE) {', '.join(TABLES)}")
+        connection.execute("CHECKPOINT")
+
+
+TABLES = ["credits_account", "credits_hold", "credits_ledgerentry", "credits_usageevent"]
 
 
 def main() -> None:
@@ -292,20 +438,24 @@ def main() -> None:
         connections.close_all()
         print(f"settlements per second ({SECONDS:g} s per figure, {PRICE_MICROS} micros each)")
         print("and the share of running statements that wait for a lock")
-        print(f"{'clients':>8}" + "".join(f" {way:>18}" for way in WAYS))
-        for clients in CLIENTS:
-            figures = [_measure(way, clients, callers, accounts) for way in WAYS]
-            print(
-                f"{clients:>8}"
-                + "".join(f" {rate:>9,.0f} {f'({waits:.0f}%)':>8}" for rate, waits in figures)
-            )
-        started = time.monotonic()
-        call_command("roll_up_receipts")
-        print(f"roll_up_receipts took {time.monotonic() - started:.2f} s")
+        for driver in DRIVERS_RUN:
+            print(f"\nclients: {driver}")
+            print(f"{'clients':>8}" + "".join(f" {way:>18}" for way in WAYS))
+            for clients in CLIENTS:
+                figures = []
+                for way in WAYS:
+                    figures.append(DRIVERS[driver](way, clients, callers, accounts))
+                    _between_figures()
+                print(
+                    f"{clients:>8}"
+                    + "".join(f" {rate:>9,.0f} {f'({waits:.0f}%)':>8}" for rate, waits in figures),
+                    flush=True,
+                )
         call_command("check_ledger")
 
 
-WAYS = ["before", "sharded", "after"]
+WAYS = os.environ.get("SETTLEMENT_WAYS", "before,sharded,receipts,after").split(",")
+DRIVERS_RUN = os.environ.get("SETTLEMENT_DRIVERS", "pgbench,processes").split(",")
 
 if __name__ == "__main__":
     main()
