@@ -118,6 +118,14 @@ class ServiceUnavailable(ApiError):
         self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 
+class WorkerBusy(ServiceUnavailable):
+    """The worker process that took the request has as many provider calls in flight as it
+    lets run at once; another worker, or this one a moment later, serves the retry."""
+
+    default_message = "The gateway is busy with calls to providers; retry in a second"
+    retry_after_seconds = 1
+
+
 # What Django raises when PostgreSQL is down, restarting or unreachable, or ended the connection
 # (and for a timeout or a deadlock the services did not absorb): the request can be retried.
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)

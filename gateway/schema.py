@@ -18,7 +18,8 @@ STANDARD_ERRORS = {
     414: f"URI_TOO_LONG: the path and query string exceed {MAX_URL_CHARS} characters",
     429: "RATE_LIMITED: too many requests for this key; see the Retry-After header",
     500: "INTERNAL_ERROR: an unexpected failure, logged by the gateway",
-    503: "SERVICE_UNAVAILABLE: the gateway's database is unavailable; retry after Retry-After",
+    503: "SERVICE_UNAVAILABLE: the gateway's database is unavailable, or the worker is at its "
+    "calls to providers in flight; retry after Retry-After",
 }
 AUTHENTICATED_ONLY = {401, 429}
 

@@ -229,6 +229,10 @@ RATE_LIMIT_ENABLED = env.bool("RATE_LIMIT_ENABLED", default=True)
 # past it a call is refused at once (429) rather than holding another server thread, so a few
 # keys calling a slow provider cannot take every thread from the others.
 CALLS_IN_FLIGHT_PER_KEY = env.int("CALLS_IN_FLIGHT_PER_KEY", default=64)
+# Calls to providers one gunicorn worker runs at once, whatever their keys (gateway.inflight):
+# by default its threads less an eighth, so that threads stay free for requests that call no
+# provider (whoami, search, credits) however slow the providers are; past it, a 503.
+CALLS_IN_FLIGHT_PER_WORKER = env.int("CALLS_IN_FLIGHT_PER_WORKER", default=None)
 
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=2 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES

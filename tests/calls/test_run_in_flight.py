@@ -103,6 +103,37 @@ def test_a_key_past_its_calls_in_flight_is_refused_and_other_keys_are_served(
     call_command("check_ledger")
 
 
+def test_a_worker_at_its_calls_in_flight_refuses_more_and_still_answers_the_rest(
+    held_provider, settings
+):
+    """However many keys call a slow provider, a worker keeps threads for requests that call
+    none: past CALLS_IN_FLIGHT_PER_WORKER a run is refused at once, whoami is served."""
+    settings.CALLS_IN_FLIGHT_PER_WORKER = 2
+    first, second, third = (make_persona(f"caller{n}@example.com") for n in range(3))
+    for persona in (first, second, third):
+        fund(persona.user, 1_000_000)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        held = in_flight(pool, 1, first.live_key, held_provider)
+        held += in_flight(pool, 1, second.live_key, held_provider)
+
+        refused = run(third.live_key, ENRICH)
+        assert refused.status_code == 503
+        assert refused.json()["code"] == "SERVICE_UNAVAILABLE"
+        assert "2 calls to providers in flight" in refused.json()["error"]
+        assert refused["Retry-After"] == "1"
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {third.live_key}")
+        assert client.get("/v1/whoami").status_code == 200
+
+        held_provider.release.set()
+        assert [future.result(timeout=20).status_code for future in held] == [200, 200]
+
+    assert run(third.live_key, ENRICH).status_code == 200
+    assert LedgerEntry.objects.filter(account__user=third.user, type="api_call").count() == 1
+    call_command("check_ledger")
+
+
 def test_a_failed_or_refused_call_gives_its_slot_back(provider, settings):
     settings.CALLS_IN_FLIGHT_PER_KEY = 1
     persona = make_persona("failing@example.com")

@@ -9,6 +9,7 @@ import pytest
 from gateway import cache as gateway_cache
 from gateway import inflight
 from gateway.cache import RedisOutage
+from gateway.errors import WorkerBusy
 from gateway.inflight import in_flight_take, released_at_end
 from tests.fault_processes import private_redis
 
@@ -97,3 +98,37 @@ def test_a_relayed_stream_gives_its_slot_back_when_it_ends_or_is_closed():
     assert take(limit=1) is None  # still relaying
     events.close()  # the caller went away
     assert take(limit=1) is not None
+
+
+def test_a_worker_runs_at_most_its_threads_less_an_eighth_whatever_the_keys(monkeypatch):
+    monkeypatch.setattr(inflight, "_worker_threads", 3)  # one kept free, so 2 calls
+    first, second = take(subject="key:1"), take(subject="key:2")
+
+    with pytest.raises(WorkerBusy) as busy:
+        take(subject="key:3")
+    assert busy.value.status_code == 503
+    assert busy.value.headers["Retry-After"] == "1"
+    assert "2 calls to providers in flight" in busy.value.message
+
+    first.release()
+    assert take(subject="key:3") is not None
+    second.release()
+
+
+def test_the_setting_overrides_the_worker_threads(monkeypatch, settings):
+    monkeypatch.setattr(inflight, "_worker_threads", 256)
+    assert inflight.worker_limit() == 224
+    settings.CALLS_IN_FLIGHT_PER_WORKER = 10
+    assert inflight.worker_limit() == 10
+    monkeypatch.setattr(inflight, "_worker_threads", None)
+    settings.CALLS_IN_FLIGHT_PER_WORKER = None
+    assert inflight.worker_limit() is None  # not a gunicorn worker: no limit of its own
+
+
+def test_a_call_refused_for_its_key_takes_nothing_from_the_worker(settings):
+    settings.CALLS_IN_FLIGHT_PER_WORKER = 2
+    held = take(subject="key:1", limit=1)
+    for _ in range(5):
+        assert take(subject="key:1", limit=1) is None
+    assert take(subject="key:2", limit=1) is not None
+    held.release()
