@@ -6,7 +6,7 @@ A throwaway database is created on the server of BENCH_DATABASE_ADMIN_URL (defau
 postgres://postgres@127.0.0.1:5432/postgres) and dropped at the end. The benchmarks that read the
 catalog run on BENCH_DATABASE_URL instead when it is set (an existing database, left in place).
 CORPUS_DIR overrides the corpus location. BENCH_THREADS sets the threads of each gateway worker
-(default 128, as `make serve`).
+(default 256, as `make serve`).
 """
 
 import argparse
@@ -30,7 +30,7 @@ ADMIN_URL = os.environ.get(
 )
 GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
 # Threads per gateway worker, as `make serve` runs it (THREADS); BENCH_THREADS overrides.
-SERVE_THREADS = int(os.environ.get("BENCH_THREADS", "128"))
+SERVE_THREADS = int(os.environ.get("BENCH_THREADS", "256"))
 SERVER_START_SECONDS = 120
 
 

@@ -5,7 +5,7 @@ Starts, on a throwaway PostgreSQL database and Redis database 8:
   - the sandbox provider on its own (``gunicorn sandbox.wsgi``, enough threads for every call),
     which answers the slow calls after ``sandbox_delay_ms`` (SLOW_DELAY_MS, default 5000);
   - the gateway as ``make serve`` runs it (gunicorn gthread, --preload, the settings' defaults),
-    once per configuration in SLOW_CONFIGS (``workers x threads``, default "2x8 2x128").
+    once per configuration in SLOW_CONFIGS (``workers x threads``, default "2x8 2x256").
 Then, for each configuration:
   1. baseline: FAST_CONCURRENCY (default 8) clients send charged runs to a fast endpoint for
      SLOW_SECONDS (default 20) while another process asks GET /v1/whoami every 20 ms;
@@ -36,7 +36,7 @@ from stream_concurrency import whoami_probe
 DB_NAME = "gw_bench_slow"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8")
 GATEWAY_PORT, UPSTREAM_PORT = 9121, 9122
-CONFIGS = os.environ.get("SLOW_CONFIGS", "2x8 2x128").split()
+CONFIGS = os.environ.get("SLOW_CONFIGS", "2x8 2x256").split()
 SLOW_CALLS = int(os.environ.get("SLOW_CALLS", "200"))
 SLOW_KEYS = int(os.environ.get("SLOW_KEYS", "4"))
 SLOW_DELAY_MS = int(os.environ.get("SLOW_DELAY_MS", "5000"))
@@ -106,7 +106,7 @@ async def caller(
             tally[status] += 1
             if status == 200 and body.get("billing", {}).get("charged"):
                 charges.append(round(body["priceCents"] * 10_000))
-            if status == 429:
+            if status in (429, 503):
                 await asyncio.sleep(1)  # as Retry-After says
     finally:
         writer.close()

@@ -287,7 +287,7 @@ UPSTREAM_MAX_RESPONSE_BYTES = env.int("UPSTREAM_MAX_RESPONSE_BYTES", default=10 
 # sandbox's delay and stall knobs cannot hold a server thread longer than this.
 TEST_KEY_TIMEOUT_SECONDS = env.float("TEST_KEY_TIMEOUT_SECONDS", default=10)
 # Connections kept open per provider and worker process.
-UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=128)
+UPSTREAM_POOL_SIZE = env.int("UPSTREAM_POOL_SIZE", default=256)
 # Allow providers on private, loopback or link-local addresses (the sandbox always is).
 UPSTREAM_ALLOW_PRIVATE_NETWORKS = env.bool("UPSTREAM_ALLOW_PRIVATE_NETWORKS", default=False)
 
