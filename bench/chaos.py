@@ -5,7 +5,7 @@ Starts, on a throwaway PostgreSQL database and a Redis of its own (redis-server 
 without persistence, so the restarted one is empty):
   - the sandbox on its own (gunicorn sandbox.wsgi, one gthread worker of 128 threads: each
     injected timeout holds one for 65 s) as the provider of every API of the seed catalog;
-  - the gateway as `make serve` runs it (gunicorn, 2 gthread workers of 128 threads, --preload),
+  - the gateway as `make serve` runs it (gunicorn, 2 gthread workers of 256 threads, --preload),
     live keys answered by the sandbox and charged, provider calls cut at 2 s
     (UPSTREAM_TIMEOUT_CAP_SECONDS) so that a timeout costs 2 s of a gateway thread, not 30.
 Then sends CHAOS_CALLS requests (default 10,000) from CHAOS_CLIENTS threads (default 24), a
