@@ -6,6 +6,8 @@ error bodies.
 """
 
 import logging
+import threading
+import time
 
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
@@ -126,6 +128,30 @@ class WorkerBusy(ServiceUnavailable):
     retry_after_seconds = 1
 
 
+class _RefusalLog:
+    """Refusals come in bursts exactly when the server is under load: Django would log each
+    503 as an error line. They are logged here instead, one warning a minute at most, saying
+    how many it stands for."""
+
+    def __init__(self, interval_seconds: float):
+        self.interval_seconds = interval_seconds
+        self._lock = threading.Lock()
+        self._count = 0
+        self._logged_at = float("-inf")
+
+    def refused(self, message: str) -> None:
+        with self._lock:
+            self._count += 1
+            now = time.monotonic()
+            if now - self._logged_at < self.interval_seconds:
+                return
+            count, self._count, self._logged_at = self._count, 0, now
+        logger.warning("%s (%d refused since the last such line)", message, count)
+
+
+worker_busy_log = _RefusalLog(interval_seconds=60)
+
+
 # What Django raises when PostgreSQL is down, restarting or unreachable, or ended the connection
 # (and for a timeout or a deadlock the services did not absorb): the request can be retried.
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
@@ -145,6 +171,9 @@ def error_response(error: ApiError) -> JsonResponse:
     )
     for name, value in error.headers.items():
         response[name] = value
+    if isinstance(error, WorkerBusy):
+        worker_busy_log.refused(error.message)
+        response._has_been_logged = True  # not again by Django, as an error
     return response
 
 

@@ -14,6 +14,7 @@ from django.db import connections
 from rest_framework.test import APIClient
 
 from credits.models import LedgerEntry
+from gateway import errors
 from tests.factories import fund, make_persona
 from tests.http_double import HttpDouble, Reply
 
@@ -104,7 +105,7 @@ def test_a_key_past_its_calls_in_flight_is_refused_and_other_keys_are_served(
 
 
 def test_a_worker_at_its_calls_in_flight_refuses_more_and_still_answers_the_rest(
-    held_provider, settings
+    held_provider, settings, caplog, monkeypatch
 ):
     """However many keys call a slow provider, a worker keeps threads for requests that call
     none: past CALLS_IN_FLIGHT_PER_WORKER a run is refused at once, whoami is served."""
@@ -117,11 +118,17 @@ def test_a_worker_at_its_calls_in_flight_refuses_more_and_still_answers_the_rest
         held = in_flight(pool, 1, first.live_key, held_provider)
         held += in_flight(pool, 1, second.live_key, held_provider)
 
+        monkeypatch.setattr(errors, "worker_busy_log", errors._RefusalLog(interval_seconds=60))
+        assert run(third.live_key, ENRICH).status_code == 503
         refused = run(third.live_key, ENRICH)
         assert refused.status_code == 503
         assert refused.json()["code"] == "SERVICE_UNAVAILABLE"
         assert "2 calls to providers in flight" in refused.json()["error"]
         assert refused["Retry-After"] == "1"
+        # Two refusals, one warning line, and no error line from Django.
+        busy_lines = [r for r in caplog.records if "calls to providers in flight" in r.message]
+        assert [r.levelname for r in busy_lines] == ["WARNING"]
+        assert not [r for r in caplog.records if r.name == "django.request"]
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {third.live_key}")
         assert client.get("/v1/whoami").status_code == 200
