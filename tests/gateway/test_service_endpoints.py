@@ -64,6 +64,15 @@ def test_the_openapi_description_documents_bearer_auth_and_errors(client, db):
     assert set(error_schema["properties"]) == {"success", "error", "code"}
 
 
+def test_the_openapi_description_lists_routes_not_the_rails_catch_all(client, db):
+    """A rail answers every catalog endpoint through one catch-all route, which has no one shape
+    to document; each rail's own openapi.json lists its endpoints, and this one names those."""
+    paths = client.get("/v1/openapi.json").json()["paths"]
+    assert "/rails/x402/openapi.json" in paths
+    assert "/rails/x402/credits/purchase" in paths
+    assert [path for path in paths if "{slug}" in path] == []
+
+
 def test_the_openapi_description_states_the_bounds_the_api_enforces(client, db):
     schema = client.get("/v1/openapi.json").json()
     paged = 0
