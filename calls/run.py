@@ -30,8 +30,8 @@ from calls.pipeline import (
 )
 from calls.prepaid import PrepaidCredits
 from calls.streams import is_stream_request
-from gateway.errors import InvalidRequest, RateLimited, UpstreamError
-from gateway.inflight import InFlightSlot, in_flight_take, released_at_end
+from gateway.errors import InvalidRequest, UpstreamError
+from gateway.inflight import InFlightSlot, in_flight_slot, released_at_end
 from gateway.money import micros_to_cents
 from gateway.selectors import KeyPrincipal
 
@@ -116,19 +116,12 @@ def run_execute(
 
 def _in_flight_slot(principal: KeyPrincipal, *, streaming: bool) -> InFlightSlot:
     """A slot of the key's calls in flight (gateway.inflight), or RATE_LIMITED."""
-    limit = settings.CALLS_IN_FLIGHT_PER_KEY
-    slot = in_flight_take(
+    return in_flight_slot(
         subject=f"key:{principal.key_id}",
-        limit=limit,
+        limit=settings.CALLS_IN_FLIGHT_PER_KEY,
         lapse_seconds=call_lapse_seconds(streaming=streaming),
+        holder="This key",
     )
-    if slot is None:
-        raise RateLimited(
-            f"This key has {limit} calls in flight, the most it may have at once: retry when one "
-            "of them has answered",
-            retry_after=1,
-        )
-    return slot
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from gateway.cache import REDIS_UNREACHABLE, redis_client, redis_outage
-from gateway.errors import WorkerBusy
+from gateway.errors import RateLimited, WorkerBusy
 
 # Drops lapsed slots, then adds one if fewer than the limit remain. Redis's own clock, so hosts
 # whose clocks differ agree on when a slot lapses.
@@ -111,6 +111,21 @@ def in_flight_take(*, subject: str, limit: int, lapse_seconds: float) -> InFligh
         raise
     if slot is None:
         _process_give_back(WORKER)
+    return slot
+
+
+def in_flight_slot(
+    *, subject: str, limit: int, lapse_seconds: float, holder: str, calls: str = "calls"
+) -> InFlightSlot:
+    """A slot for one more call of ``subject``, or a 429 RATE_LIMITED that says ``holder`` ("This
+    key") has ``limit`` ``calls`` in flight."""
+    slot = in_flight_take(subject=subject, limit=limit, lapse_seconds=lapse_seconds)
+    if slot is None:
+        raise RateLimited(
+            f"{holder} has {limit} {calls} in flight, the most it may have at once: retry when "
+            "one of them has answered",
+            retry_after=1,
+        )
     return slot
 
 

@@ -30,7 +30,7 @@ from credits.services.purchases import (
     purchase_amount_validate,
 )
 from gateway.errors import Forbidden, InvalidRequest, NotFound, PayloadTooLarge, RateLimited
-from gateway.inflight import InFlightSlot, in_flight_take, released_at_end
+from gateway.inflight import InFlightSlot, in_flight_slot, released_at_end
 from gateway.inputs import DigitsIntegerField, RequestBodySerializer
 from gateway.money import MICROS_PER_CENT, format_usd, micros_to_cents
 from gateway.ratelimit import window_count
@@ -64,19 +64,13 @@ def _client_address_count(request) -> None:
 
 def _client_address_slot(request, *, streaming: bool) -> InFlightSlot:
     """A slot of the client address's calls in flight (gateway.inflight), or RATE_LIMITED."""
-    limit = settings.RAIL_CALLS_IN_FLIGHT_PER_ADDRESS
-    slot = in_flight_take(
+    return in_flight_slot(
         subject=f"rail:{request.META.get('REMOTE_ADDR', '')}",
-        limit=limit,
+        limit=settings.RAIL_CALLS_IN_FLIGHT_PER_ADDRESS,
         lapse_seconds=call_lapse_seconds(streaming=streaming),
+        holder="This address",
+        calls="rail calls",
     )
-    if slot is None:
-        raise RateLimited(
-            f"This address has {limit} rail calls in flight, the most it may have at once: retry "
-            "when one of them has answered",
-            retry_after=1,
-        )
-    return slot
 
 
 class RailApiBase(APIView):
