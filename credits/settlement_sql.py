@@ -112,37 +112,9 @@ def reserve_statement(hold: Hold, *, durable: bool = True) -> tuple[str, dict]:
     )
 
 
-def capture(
-    *,
-    hold: Hold,
-    amount_micros: int,
-    receipts: list[tuple[int, str, int, str]],
-    description: str,
-    metadata: dict,
-    event_ref: str,
-    now: datetime,
-    usage: UsageEvent | None,
-) -> "CaptureOutcome":
-    """Mark the pending hold captured, charge the caller (releasing the hold from its held
-    amount), append the receipts, and record the usage event.
-
-    Only the caller's account row is locked. ``receipts`` are (account id, entry type, amount,
-    role): the provider's revenue and the platform's fee, appended as entries waiting for the
-    roll-up, without touching their accounts' rows. The caller's own waiting receipts are rolled
-    up on the way, so the charge carries the caller's whole balance after it. Nothing is
-    written when the hold was no longer pending or a receipt names an account that does not
-    exist.
-    """
-    sql, params = capture_statement(
-        hold=hold,
-        amount_micros=amount_micros,
-        receipts=receipts,
-        description=description,
-        metadata=metadata,
-        event_ref=event_ref,
-        now=now,
-        usage=usage,
-    )
+def capture(statement: tuple[str, dict]) -> "CaptureOutcome":
+    """Run a capture built by capture_statement and say what it did."""
+    sql, params = statement
     claimed, present = _execute(sql, params)
     if present < params["receipt_accounts"]:
         return CaptureOutcome.MISSING_ACCOUNT
@@ -160,8 +132,18 @@ def capture_statement(
     now: datetime,
     usage: UsageEvent | None,
 ) -> tuple[str, dict]:
-    """The capture as SQL and its parameters; it returns how many holds it claimed (0 or 1)
-    and how many of the receipts' accounts exist."""
+    """The capture of ``hold`` as SQL and its parameters, for capture (or a benchmark) to run:
+    mark the pending hold captured, charge the caller (releasing the hold from its held
+    amount), append the receipts, and record the usage event. The statement returns how many
+    holds it claimed (0 or 1) and how many of the receipts' accounts exist.
+
+    Only the caller's account row is locked. ``receipts`` are (account id, entry type, amount,
+    role): the provider's revenue and the platform's fee, appended as entries waiting for the
+    roll-up, without touching their accounts' rows. The caller's own waiting receipts are rolled
+    up on the way, so the charge carries the caller's whole balance after it. Nothing is
+    written when the hold was no longer pending or a receipt names an account that does not
+    exist.
+    """
     params = {
         "captured": Hold.Status.CAPTURED.value,
         "pending": Hold.Status.PENDING.value,

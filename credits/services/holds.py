@@ -218,16 +218,23 @@ def _capture_in_one_statement(
         with _savepoint_if_in_transaction():
             outcome = _retrying_deadlocks(
                 lambda receipts=receipts: settlement_sql.capture(
-                    hold=hold,
-                    amount_micros=amount_micros,
-                    receipts=[
-                        (leg.account_id, leg.type, leg.amount_micros, leg.role) for leg in receipts
-                    ],
-                    description=description,
-                    metadata={**hold.metadata, **(metadata or {}), "requestId": hold.request_id},
-                    event_ref=f"call:{hold.request_id}",
-                    now=now,
-                    usage=usage,
+                    settlement_sql.capture_statement(
+                        hold=hold,
+                        amount_micros=amount_micros,
+                        receipts=[
+                            (leg.account_id, leg.type, leg.amount_micros, leg.role)
+                            for leg in receipts
+                        ],
+                        description=description,
+                        metadata={
+                            **hold.metadata,
+                            **(metadata or {}),
+                            "requestId": hold.request_id,
+                        },
+                        event_ref=f"call:{hold.request_id}",
+                        now=now,
+                        usage=usage,
+                    )
                 )
             )
         if outcome is settlement_sql.CaptureOutcome.CAPTURED:
