@@ -24,6 +24,10 @@ Two kinds of clients, each its own table:
     the cores next to nothing, so the figure is what PostgreSQL settles on this machine.
   - processes: N Python processes calling settlement_sql as the gateway does; they share the
     cores with PostgreSQL, so the figure is what this machine settles, client CPU included.
+  - pooled (not run unless named): pgbench through the PgBouncer at SETTLEMENT_POOLER_URL
+    (postgres://user@host:port, transaction mode), with SETTLEMENT_POOLED_PROTOCOL (default
+    "extended": PgBouncer before 1.21 cannot keep protocol-level prepared statements in
+    transaction mode). Pointed at PostgreSQL itself, it measures that protocol without a pooler.
 
 Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 SETTLEMENT_SECONDS, SETTLEMENT_CLIENTS (default "1,16,64"), SETTLEMENT_WAYS (default
@@ -352,16 +356,26 @@ def _pgbench_script(way: str, callers: list[int], accounts: dict) -> tuple[str, 
 def _measure_pgbench(way: str, clients: int, callers: list[int], accounts: dict):
     """Settlements per second from ``clients`` pgbench connections on two threads, and the
     share waiting: the same statements, from a client that costs the cores next to nothing."""
+    return _run_pgbench(way, clients, callers, accounts, os.environ["DATABASE_URL"], "prepared")
+
+
+def _measure_pooled(way: str, clients: int, callers: list[int], accounts: dict):
+    """The same as pgbench, through the PgBouncer at SETTLEMENT_POOLER_URL."""
+    url = os.environ["SETTLEMENT_POOLER_URL"].rstrip("/") + "/" + DB_NAME
+    return _run_pgbench(way, clients, callers, accounts, url, POOLED_PROTOCOL)
+
+
+def _run_pgbench(way, clients, callers, accounts, url: str, protocol: str):
     import tempfile
 
     script, defines = _pgbench_script(way, callers, accounts)
     with tempfile.NamedTemporaryFile("w", suffix=".sql") as file:
         file.write(script)
         file.flush()
-        command = ["pgbench", "--no-vacuum", "--protocol=prepared", f"--file={file.name}"]
+        command = ["pgbench", "--no-vacuum", f"--protocol={protocol}", f"--file={file.name}"]
         command += [f"--client={clients}", f"--jobs={min(clients, 2)}"]
         command += [f"--define={name}={value}" for name, value in defines.items()]
-        database = [os.environ["DATABASE_URL"]]
+        database = [url]
         _pgbench([*command, f"--time={WARM_UP_SECONDS:.0f}", *database])
         with _lock_waits() as samples:
             output = _pgbench([*command, f"--time={SECONDS:.0f}", *database])
@@ -376,7 +390,11 @@ def _pgbench(command: list[str]) -> str:
     return ran.stdout
 
 
-DRIVERS = {"processes": _measure_processes, "pgbench": _measure_pgbench}
+DRIVERS = {
+    "processes": _measure_processes,
+    "pgbench": _measure_pgbench,
+    "pooled": _measure_pooled,
+}
 
 
 def _accounts(callers: int) -> tuple[list[int], dict]:
@@ -455,6 +473,7 @@ def main() -> None:
 
 
 WAYS = os.environ.get("SETTLEMENT_WAYS", "before,sharded,receipts,after").split(",")
+POOLED_PROTOCOL = os.environ.get("SETTLEMENT_POOLED_PROTOCOL", "extended")
 DRIVERS_RUN = os.environ.get("SETTLEMENT_DRIVERS", "pgbench,processes").split(",")
 
 if __name__ == "__main__":
