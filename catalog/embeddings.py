@@ -30,7 +30,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from django.conf import settings
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+BASE_MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 # The model was trained on texts of up to 128 word pieces; longer endpoint texts are cut there.
 MAX_TOKENS = 128
@@ -51,6 +51,45 @@ _encoder_lock = threading.RLock()
 # gunicorn forks, and inherited by the workers
 _encoder_source: tuple[tuple[str, ...], str | bytes] | None = None
 _encoder = None  # this process's ONNX Runtime session
+
+
+def model_name() -> str:
+    """What the stored vectors were made by: the base model, and the adapter merged into it. A
+    vector stored under another name is stale and is embedded again."""
+    adapter = _adapter_path()
+    if adapter is None:
+        return BASE_MODEL_NAME
+    return f"{BASE_MODEL_NAME}+{hashlib.sha256(adapter.read_bytes()).hexdigest()[:12]}"
+
+
+def _adapter_path() -> Path | None:
+    path = settings.SEARCH_ADAPTER
+    return Path(path) if path and Path(path).is_file() else None
+
+
+def lora_targets(model):
+    """(name, torch.nn.Linear) of every linear layer of the model's transformer, which the
+    adapter updates: each layer's attention projections and feed-forward layers."""
+    import torch
+
+    transformer = model[0].auto_model
+    return [
+        (name, module)
+        for name, module in transformer.named_modules()
+        if isinstance(module, torch.nn.Linear) and name.startswith("encoder.")
+    ]
+
+
+def _adapter_merge(model, path: Path) -> None:
+    """Add the adapter's low-rank updates (bench/search_tune.py writes them) to the weights."""
+    import torch
+
+    with np.load(path) as adapter:
+        for name, linear in lora_targets(model):
+            down = torch.from_numpy(adapter[f"{name}.down"].astype(np.float32))
+            up = torch.from_numpy(adapter[f"{name}.up"].astype(np.float32))
+            with torch.no_grad():
+                linear.weight += up @ down
 
 
 def embedding_model():
@@ -76,6 +115,9 @@ def _load():
     threadpool_limits(limits=settings.SEARCH_THREADS, user_api="blas")
     model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
     model.max_seq_length = MAX_TOKENS
+    adapter = _adapter_path()
+    if adapter is not None:
+        _adapter_merge(model, adapter)
     model.eval()
     return model
 
@@ -198,7 +240,7 @@ def _encoder_session(source: str | bytes):
 def _encoder_file(model, names: tuple[str, ...]) -> str | bytes:
     """The exported encoder's path in SEARCH_ONNX_DIR, exported there unless an earlier start
     did; the encoder itself when it cannot be kept there."""
-    path = Path(settings.SEARCH_ONNX_DIR) / f"{MODEL_NAME}-{_model_fingerprint(names)}.onnx"
+    path = Path(settings.SEARCH_ONNX_DIR) / f"{BASE_MODEL_NAME}-{_model_fingerprint(names)}.onnx"
     if path.is_file():
         return str(path)
     encoder = _encoder_export(model, names)
@@ -214,8 +256,9 @@ def _encoder_file(model, names: tuple[str, ...]) -> str | bytes:
 
 
 def _model_fingerprint(names: tuple[str, ...]) -> str:
-    """Changes when the model's files, the export format or the encoder's inputs change."""
-    digest = hashlib.sha256(f"{ENCODER_FORMAT} {names}".encode())
+    """Changes when the model's files, its adapter, the export format or the encoder's inputs
+    change."""
+    digest = hashlib.sha256(f"{ENCODER_FORMAT} {names} {model_name()}".encode())
     root = Path(_model_dir())
     for file in sorted(path for path in root.rglob("*") if path.is_file()):
         stat = file.stat()

@@ -511,7 +511,7 @@ def search_index_build(
     import bm25s
     from django.db import connection
 
-    from catalog.embeddings import DIMENSIONS, MODEL_NAME
+    from catalog.embeddings import DIMENSIONS, model_name
     from catalog.models import Endpoint, EndpointEmbedding, ProviderApi
 
     started = time.perf_counter()
@@ -574,7 +574,7 @@ def search_index_build(
     text_hashes = [""] * len(endpoints)
     texts_by_hash: dict[str, list[str]] = {}
     stored = EndpointEmbedding.objects.filter(
-        model=MODEL_NAME, endpoint__enabled=True, endpoint__api__enabled=True
+        model=model_name(), endpoint__enabled=True, endpoint__api__enabled=True
     )
     if previous is not None and previous.short_view == ranking.short_view:
         changed = _rows_from_previous(

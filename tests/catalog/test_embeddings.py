@@ -126,3 +126,38 @@ def test_a_worker_forked_after_the_warm_up_searches_and_exits():
 
     assert result.returncode == 0, result.stdout + result.stderr[-2000:]
     assert "worker exited 0" in result.stdout
+
+
+def test_the_adapter_is_added_to_the_published_weights(settings):
+    adapter_path = settings.SEARCH_ADAPTER
+    tuned = dict(embeddings.lora_targets(embeddings.embedding_model()))
+    settings.SEARCH_ADAPTER = ""
+    published = dict(embeddings.lora_targets(embeddings._load()))
+
+    with np.load(adapter_path) as adapter:
+        assert sorted(f"{name}.up" for name in tuned) == sorted(
+            key for key in adapter.files if key.endswith(".up")
+        )
+        for name, layer in tuned.items():
+            update = adapter[f"{name}.up"].astype(np.float32) @ adapter[f"{name}.down"].astype(
+                np.float32
+            )
+            change = layer.weight.detach().numpy() - published[name].weight.detach().numpy()
+            np.testing.assert_allclose(change, update, atol=1e-6)
+            assert np.abs(update).max() > 0
+
+
+def test_vectors_are_named_after_the_adapter_they_were_made_with(settings, tmp_path):
+    settings.SEARCH_ADAPTER = ""
+    assert embeddings.model_name() == "all-MiniLM-L6-v2"
+
+    adapter = tmp_path / "adapter.npz"
+    adapter.write_bytes(b"one update")
+    settings.SEARCH_ADAPTER = str(adapter)
+    first = embeddings.model_name()
+    adapter.write_bytes(b"another update")
+
+    assert first.startswith("all-MiniLM-L6-v2+")
+    assert embeddings.model_name() not in (first, "all-MiniLM-L6-v2")
+    settings.SEARCH_ADAPTER = str(tmp_path / "missing.npz")
+    assert embeddings.model_name() == "all-MiniLM-L6-v2"

@@ -260,7 +260,6 @@ NOT_YET = {
     "search the web",
     "enrich a company from its domain",
     "find job openings",
-    "list all the email addresses at a company domain",
     "search for people by job title and company",
 }
 
