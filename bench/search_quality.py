@@ -1,10 +1,12 @@
 """Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
 variant, on each split of bench/search_queries.yaml: train (what the fusion is chosen and fitted
 on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind
-`seed` split over the seed catalog; and on the held-out needs of bench/search_heldout.yaml
-(split `heldout`), which nothing is chosen or fitted on and no choice below reads. Then what the
-score means: how many right answers score at least 0.5, and how many needs nothing answers
-(the held-out file's nonsense and out-of-catalog needs) keep their best score below 0.3.
+`seed` split over the seed catalog (the model's adapter, bench/search_tune.py, is trained on the
+train, `named` and `needs` splits: their figures are the model's training figures); and on the
+held-out needs of bench/search_heldout.yaml (split `heldout`), which nothing is chosen or fitted
+on and no choice below reads. Then what the score means: how many right answers score at least
+0.5, and how many needs nothing answers (the held-out file's nonsense and out-of-catalog needs)
+keep their best score below 0.3.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -38,7 +40,9 @@ to the served relevance, with its weight chosen on the training split (shown in 
 naming an API (from the catalog's own API names and slugs), the query's first word as a hint of the
 operation's kind (learnt from the catalog's summaries and operation ids), and, with --views, the
 cosine with one more view of each endpoint (its summary alone, its description alone, its operation
-and path words, its API's name and description), embedded for the run. "Pseudo-relevance feedback"
+and path words, its API's name and description, its method and path said in plain words: "delete
+or remove a comment of a media"), embedded for the run; SEARCH_VIEWS names the views to embed.
+"Pseudo-relevance feedback"
 moves the query vector towards the mean vector of its k best endpoints and ranks again (Rocchio),
 with k and the step chosen on the training split ("+ query feedback [k, step]").
 
@@ -52,6 +56,7 @@ endpoints whatever their APIs.
 
 import itertools
 import os
+import re
 import time
 from pathlib import Path
 
@@ -424,7 +429,7 @@ def _views(index) -> dict:
 
     rows = {endpoint.id: row for row, endpoint in enumerate(index.endpoints)}
     texts: dict[str, list[str]] = {
-        name: [""] * len(rows) for name in ("summary", "description", "operation", "API")
+        name: [""] * len(rows) for name in ("summary", "description", "operation", "API", "effect")
     }
     for endpoint in Endpoint.objects.filter(pk__in=rows).select_related("api"):
         row = rows[endpoint.pk]
@@ -438,17 +443,69 @@ def _views(index) -> dict:
         texts["operation"][row] = (
             f"{operation}. {endpoint.method} {_words(endpoint.path.replace('#', ' '))}"
         )
+        texts["effect"][row] = _effect_text(endpoint.method, endpoint.path, operation)
         texts["API"][row] = (
             f"{clean_text(endpoint.api.name)}. "
             f"{_first_chars(clean_text(endpoint.api.description), 300)}"
         )
     views = {}
     for name, items in texts.items():
+        if name not in VIEWS:
+            continue
         unique = list(dict.fromkeys(items))
         vectors = dict(zip(unique, texts_embed(unique, batch_size=64), strict=True))
         views[name] = np.stack([vectors[text] for text in items])
         print(f"{name} view embedded ({len(unique)} texts)")
     return views
+
+
+VIEWS = os.environ.get("SEARCH_VIEWS", "summary,description,operation,API,effect").split(",")
+_VERSION_SEGMENT = re.compile(r"^v\d+(\.\d+)*$|^api$|^rest$", re.IGNORECASE)
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _effect_text(method: str, path: str, operation: str) -> str:
+    """What the operation does, in plain words from its method and path: "delete or remove
+    a comment of a media" for DELETE /media/{media-id}/comments/{comment-id}. Paths that name
+    no resource (RPC-style "/#GetPipelineExecution") fall back to the operation's words."""
+    from catalog.texts import split_identifier
+
+    if "#" in path:
+        return operation
+    segments = [segment for segment in path.split("/") if segment]
+    named = [
+        (position, " ".join(split_identifier(segment)))
+        for position, segment in enumerate(segments)
+        if not segment.startswith("{") and not _VERSION_SEGMENT.match(segment)
+    ]
+    if not named:
+        return operation
+    last_position, resource = named[-1]
+    one_item = segments[-1].startswith("{") and last_position == len(segments) - 2
+    parent = _singular(named[-2][1]) if len(named) > 1 else ""
+    thing = _singular(resource) if one_item else resource
+    of = f" of a {parent}" if parent else ""
+    method = method.upper()
+    if method == "GET":
+        phrase = f"get or view one {thing}" if one_item else f"list or view all {thing}"
+    elif method == "POST":
+        phrase = f"create or add a new {_singular(thing)}" if not one_item else f"act on a {thing}"
+    elif method in ("PUT", "PATCH"):
+        phrase = f"update or change a {_singular(thing)}"
+    elif method == "DELETE":
+        phrase = f"delete or remove a {_singular(thing)}"
+    else:
+        phrase = f"{method.lower()} {thing}"
+    return f"{phrase}{of}"
 
 
 def _naive_texts(index) -> list[str]:
