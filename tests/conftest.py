@@ -28,6 +28,17 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
+def _quick_password_hashing(settings):
+    """Passwords set by the tests are hashed with one round of MD5: PBKDF2's million iterations
+    take about a second on a 2-core machine, for every persona every test creates. Hashes made
+    with the served hashers (by a gateway the test starts as a process) still verify."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        *settings.PASSWORD_HASHERS,
+    ]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_caches(settings):
     """Every test starts with empty caches; catalog edits are seen at once, as they happen."""
     settings.CATALOG_VERSION_CHECK_SECONDS = 0
