@@ -157,13 +157,14 @@ def endpoint_embeddings_refresh(
     from catalog.embeddings import model_name, texts_embed, vector_to_bytes
     from catalog.search import endpoint_search_texts_for
 
+    model = model_name()  # hashes the adapter file: once, not once per endpoint
     endpoints = Endpoint.objects.select_related("api").only(*Endpoint.SEARCH_TEXT_FIELDS)
     if api_ids is not None:
         endpoints = endpoints.filter(api_id__in=list(api_ids))
     if endpoint_ids is not None:
         endpoints = endpoints.filter(pk__in=list(endpoint_ids))
     stored = dict(
-        EndpointEmbedding.objects.filter(model=model_name(), endpoint__in=endpoints).values_list(
+        EndpointEmbedding.objects.filter(model=model, endpoint__in=endpoints).values_list(
             "endpoint_id", "text_hash"
         )
     )
@@ -186,7 +187,7 @@ def endpoint_embeddings_refresh(
         rows = [
             EndpointEmbedding(
                 endpoint_id=endpoint_id,
-                model=model_name(),
+                model=model,
                 text=text,
                 text_hash=text_hash,
                 vector=vector_to_bytes(vector),
