@@ -35,6 +35,14 @@ def _wait_for_a_lock_waiter() -> None:
         time.sleep(0.01)
 
 
+def _leave_the_deadlock_check_to_the_other_session() -> None:
+    """PostgreSQL looks for a deadlock in a session that has waited ``deadlock_timeout`` and
+    ends that session's transaction. Both sessions wait about as long, so on a busy machine
+    either could look first; this one waits far longer, which leaves it to the service's."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SET LOCAL deadlock_timeout = '20s'")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_reservation_ended_by_a_deadlock_is_run_again(settings):
     settings.CREDITS_ONE_STATEMENT_SETTLEMENT = False
@@ -46,9 +54,10 @@ def test_a_reservation_ended_by_a_deadlock_is_run_again(settings):
     def lock_the_hold_then_the_account():
         # The reverse of the services' order (account, then holds): the reservation below,
         # which sweeps the overdue hold with the account locked, waits for this transaction,
-        # which then waits for it. PostgreSQL ends the one that waited first: the reservation.
+        # which then waits for it. PostgreSQL ends the reservation's, which is run again.
         try:
             with transaction.atomic():
+                _leave_the_deadlock_check_to_the_other_session()
                 Hold.objects.select_for_update().get(pk=overdue.pk)
                 hold_locked.set()
                 _wait_for_a_lock_waiter()
@@ -79,9 +88,10 @@ def test_a_release_ended_by_a_deadlock_is_run_again():
 
     def lock_the_hold_then_the_account():
         # The reverse of the release's order (account, then the hold): PostgreSQL ends the
-        # transaction that waited first, the release's, which is then run again.
+        # release's transaction, which is then run again.
         try:
             with transaction.atomic():
+                _leave_the_deadlock_check_to_the_other_session()
                 Hold.objects.select_for_update().get(pk=hold.pk)
                 hold_locked.set()
                 _wait_for_a_lock_waiter()
