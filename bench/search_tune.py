@@ -1,18 +1,20 @@
 """Tune the search model to the catalog's needs: low-rank adapters (LoRA) on every linear layer of
 all-MiniLM-L6-v2, trained on the needs of bench/search_queries.yaml's `train`, `named` and `needs`
-splits against the endpoints they expect, and written to catalog/search_adapter.npz, which
-catalog.embeddings merges into the model's weights when it loads it.
+splits and of bench/search_catalog_needs.yaml (needs written for 2,400 endpoints drawn from the
+corpus) against the endpoints they expect, and written to catalog/search_adapter.npz, which
+catalog.embeddings merges into the model's weights when it loads.
 
 Each need is paired with each endpoint it expects and with two wrong endpoints the untuned model
 ranks high for it (the best wrong one, and one drawn from the next nine), and the model learns to
 put the expected endpoint first among those and the other needs' endpoints of its batch (a
 contrastive loss over cosines scaled by 20). The `validation`, `test` and `seed` splits and the
-held-out needs of bench/search_heldout.yaml are never read here, so bench/search_quality.py
-measures the tuned model on them as on needs it has not seen.
+held-out needs of bench/search_heldout.yaml are never read here, and no need of
+search_catalog_needs.yaml is written for an endpoint they expect, so bench/search_quality.py
+measures the tuned model on them as on needs and endpoints it has not seen.
 
 Runs on BENCH_DATABASE_URL when set (the corpus and the seed catalog are imported into it unless
 it holds them), otherwise on a throwaway database. Seeded: the same corpus and queries give the
-same adapter on the same machine. About 10 minutes on two cores, most of it the import.
+same adapter on the same machine. About 40 minutes on two cores: 15 the import, 25 the training.
 
     .venv/bin/python bench/search_tune.py [--out catalog/search_adapter.npz]
 """
@@ -25,9 +27,10 @@ from pathlib import Path
 import harness
 
 TRAIN_SPLITS = ("train", "named", "needs")
+CATALOG_NEEDS = harness.ROOT / "bench" / "search_catalog_needs.yaml"
 RANK = 8
 ALPHA = 16
-EPOCHS = 2
+EPOCHS = 1
 BATCH = 32
 LEARNING_RATE = 3e-4
 TEMPERATURE_SCALE = 20.0
@@ -61,11 +64,15 @@ def _pairs() -> list[tuple[str, str, str, str]]:
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
     texts = dict(EndpointEmbedding.objects.values_list("endpoint_id", "text"))
     text_of = [texts.get(endpoint.id, "") for endpoint in index.endpoints]
-    queries = yaml.safe_load(harness.QUERIES.read_text())
+    queries = [
+        query
+        for number, query in enumerate(yaml.safe_load(harness.QUERIES.read_text()), start=1)
+        if (query.get("split") or ("validation" if number % 3 == 0 else "train")) in TRAIN_SPLITS
+    ]
+    queries += yaml.safe_load(CATALOG_NEEDS.read_text())
     pairs = []
-    for number, query in enumerate(queries, start=1):
-        split = query.get("split") or ("validation" if number % 3 == 0 else "train")
-        if split not in TRAIN_SPLITS or not query["expect"]:
+    for query in queries:
+        if not query["expect"]:
             continue
         expected = [rows[key] for key in query["expect"]]
         cosine, _ = index.signals(str(query["q"]))

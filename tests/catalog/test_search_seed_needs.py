@@ -256,7 +256,6 @@ SEED_NEEDS = {
 # for "find the email of a person", job postings for "people by job title").
 NOT_YET = {
     "find the email address of a person at a company",
-    "scrape a web page as markdown",
     "search the web",
     "enrich a company from its domain",
     "find job openings",
