@@ -34,6 +34,17 @@ SERVE_THREADS = int(os.environ.get("BENCH_THREADS", "256"))
 SERVER_START_SECONDS = 120
 
 
+def search_queries() -> list[dict]:
+    """The needs of search_queries.yaml, each with its split: unmarked ones are `validation`
+    every third (the 3rd, 6th, ...) and `train` otherwise."""
+    import yaml
+
+    queries = yaml.safe_load(QUERIES.read_text())
+    for number, query in enumerate(queries, start=1):
+        query.setdefault("split", "validation" if number % 3 == 0 else "train")
+    return queries
+
+
 def argument_parser(description: str) -> argparse.ArgumentParser:
     """A parser whose --help prints ``description`` as it is written. Benchmarks take their
     settings from environment variables; a benchmark with options adds them."""

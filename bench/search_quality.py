@@ -115,9 +115,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     print(f"index: {len(index.endpoints)} endpoints, built in {index.built_seconds:.2f} s")
 
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
-    queries = yaml.safe_load(harness.QUERIES.read_text())
-    for number, query in enumerate(queries, start=1):
-        query.setdefault("split", "validation" if number % 3 == 0 else "train")
+    queries = harness.search_queries()
     queries += [{**query, "split": "heldout"} for query in yaml.safe_load(HELDOUT.read_text())]
     for query in queries:
         query["q"] = str(query["q"])  # a need such as "42" reads as a number

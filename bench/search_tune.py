@@ -64,11 +64,7 @@ def _pairs() -> list[tuple[str, str, str, str]]:
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
     texts = dict(EndpointEmbedding.objects.values_list("endpoint_id", "text"))
     text_of = [texts.get(endpoint.id, "") for endpoint in index.endpoints]
-    queries = [
-        query
-        for number, query in enumerate(yaml.safe_load(harness.QUERIES.read_text()), start=1)
-        if (query.get("split") or ("validation" if number % 3 == 0 else "train")) in TRAIN_SPLITS
-    ]
+    queries = [query for query in harness.search_queries() if query["split"] in TRAIN_SPLITS]
     queries += yaml.safe_load(CATALOG_NEEDS.read_text())
     pairs = []
     for query in queries:
