@@ -2,6 +2,7 @@
 server, settling on a local Tempo chain, and the provider's organization sees the revenue; one
 credential pays for one call however many requests, or gateway processes, it is sent to."""
 
+import json
 import threading
 
 import httpx
@@ -71,6 +72,36 @@ def test_the_sdk_client_pays_for_a_chat_completion_at_its_maximum(mpp_rail: MppR
     assert payment.status == "settled"
     assert payment.amount_micros == maximum > 0
     assert recipient_balance(mpp_rail.chain) == maximum
+    assert provider_revenue(payment) > 0
+    call_command("check_ledger")
+
+
+def test_the_sdk_client_pays_and_streams_a_chat_completion(mpp_rail: MppRail):
+    body = {
+        "model": "glm-4.5",
+        "messages": [{"role": "user", "content": "Explain pay-per-call rails in a few words"}],
+        "stream": True,
+    }
+
+    response = MppPayer(mpp_rail.rpc_url).fetch(f"{mpp_rail.url}{CHAT}", method="POST", json=body)
+
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/event-stream"
+    assert Receipt.from_payment_receipt(response.headers["Payment-Receipt"]).status == "success"
+    events = [event for event in response.text.split("\n\n") if event.strip()]
+    assert events[-1] == "data: [DONE]"
+    assert json.loads(events[-2].removeprefix(": gateway "))["ending"] == "completed"
+    pieces = [
+        json.loads(event.removeprefix("data: "))["choices"][0]["delta"].get("content")
+        for event in events
+        if event.startswith("data: {")
+    ]
+    assert len([piece for piece in pieces if piece]) > 3
+    payment = RailPayment.objects.get(request_id=response.headers["X-Request-Id"])
+    # Paid in full before the first event: the most the call can cost, whatever it came to.
+    assert payment.status == "settled"
+    assert payment.amount_micros == int(float(response.headers["X-Price-Max-Cents"]) * 10_000)
+    assert recipient_balance(mpp_rail.chain) == payment.amount_micros > 0
     assert provider_revenue(payment) > 0
     call_command("check_ledger")
 
