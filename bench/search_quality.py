@@ -136,9 +136,11 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     print(f"queries: {len(queries)} ({counts}, {len(queries) - answered} without an answer)")
 
     stored = {
-        endpoint_id: (bytes(vector), bytes(short_vector), text)
-        for endpoint_id, vector, short_vector, text in EndpointEmbedding.objects.values_list(
-            "endpoint_id", "vector", "short_vector", "text"
+        endpoint_id: (bytes(vector), bytes(short_vector), text, bytes(use_case_vector))
+        for endpoint_id, vector, short_vector, text, use_case_vector in (
+            EndpointEmbedding.objects.values_list(
+                "endpoint_id", "vector", "short_vector", "text", "use_case_vector"
+            )
         )
     }
     row_tokens = [set(lexical_tokens(stored[e.id][2])) for e in index.endpoints]
@@ -150,6 +152,13 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     naive_bm25 = _naive_bm25(naive_texts) if naive else None
     full = vectors_from_bytes([stored[e.id][0] for e in index.endpoints])
     short = vectors_from_bytes([stored[e.id][1] for e in index.endpoints])
+    # An endpoint without a use case is placed by its two texts alone, as served.
+    use_case = np.array(
+        vectors_from_bytes([stored[e.id][3] or stored[e.id][1] for e in index.endpoints])
+    )
+    without = [row for row, e in enumerate(index.endpoints) if not stored[e.id][3]]
+    use_case[without] = (1 - RANKING.short_view) * full[without]
+    use_case[without] += RANKING.short_view * short[without]
     signals = {}
     for number, query in enumerate(queries):
         cosine, bm25 = index.signals(query["q"], normalise=True)
@@ -164,6 +173,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
             "raw_bm25": raw_bm25,
             "full": full @ vector,
             "short": short @ vector,
+            "use_case": use_case @ vector,
             "framed": index.signals(framed, normalise=True),
             "framed_raw": index.signals(framed, normalise=False),
             "names_api": naming(query_normalise(query["q"])),
@@ -190,10 +200,18 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
         ("reciprocal rank fusion", rrf),
         (
             "fusion, query as typed",
-            lambda s: as_typed.logits(s["raw_cosine"], s["raw_bm25"], index.verified),
+            lambda s: as_typed.logits(
+                s["raw_cosine"], s["raw_bm25"], index.verified, index.has_use_case
+            ),
         ),
-        ("fusion, framed, as typed", lambda s: as_typed.logits(*s["framed_raw"], index.verified)),
-        ("fusion, framed, normalised", lambda s: RANKING.logits(*s["framed"], index.verified)),
+        (
+            "fusion, framed, as typed",
+            lambda s: as_typed.logits(*s["framed_raw"], index.verified, index.has_use_case),
+        ),
+        (
+            "fusion, framed, normalised",
+            lambda s: RANKING.logits(*s["framed"], index.verified, index.has_use_case),
+        ),
     ]
     if naive_vectors is not None:
         variants[:0] = [
@@ -243,7 +261,10 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     k, step = max(itertools.product((2, 3, 5, 10), (0.1, 0.2, 0.35, 0.5)), key=feedback_on_train)
     variants.append((f"+ query feedback [{k}, {step}]", lambda s: feedback(s, k, step)))
     variants.append(
-        ("fusion (served)", lambda s: RANKING.logits(s["cosine"], s["bm25"], index.verified))
+        (
+            "fusion (served)",
+            lambda s: RANKING.logits(s["cosine"], s["bm25"], index.verified, index.has_use_case),
+        )
     )
     # The answer's endpoints picked with at most 3 of one API, so that a second API shows sooner;
     # the ten best as they come, without the five best kept ahead (as served before); and the
@@ -271,7 +292,9 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     for query in splits["train"]:
         s = signals[query["q"]]
         rank = _served_rank(
-            index, RANKING.logits(s["cosine"], s["bm25"], index.verified), query["rows"]
+            index,
+            RANKING.logits(s["cosine"], s["bm25"], index.verified, index.has_use_case),
+            query["rows"],
         )
         if rank > 5:
             print(f"  {'>' + str(LIMIT) if rank > LIMIT else rank:>4}  {query['q']}")
@@ -736,7 +759,9 @@ def _score_meaning(index, splits, calibration, signals) -> None:
 
     def scores(query):
         s = signals[query["q"]]
-        return 1 / (1 + np.exp(-RANKING.logits(s["cosine"], s["bm25"], index.verified)))
+        return 1 / (
+            1 + np.exp(-RANKING.logits(s["cosine"], s["bm25"], index.verified, index.has_use_case))
+        )
 
     edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
     hits = np.zeros(len(edges) - 1)
@@ -769,19 +794,20 @@ def _score_meaning(index, splits, calibration, signals) -> None:
 
 
 def _fit(index, train, calibration_train, signals) -> None:
-    """Choose the short view's weight, the lexical weight and its saturation on the training
-    split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of the chosen
-    relevance: "answers the need" against the relevance alone, over each training query's
-    endpoints labelled by ``_answers_the_need`` (queries without an answer included, their first
-    ten all wrong), each need weighing as much on each side whatever the number of its right
-    and wrong endpoints, so that a score never depends on the other candidates and 0.5 is where
-    an endpoint looks as much like a need's right answers as like its wrong ones. The verified prior
-    and the lexical best's place stay as served (``_served_alternatives`` prints the figures
-    they were chosen by)."""
+    """Choose the short view's weight, the use case's, the lexical weight and its saturation on
+    the training split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of
+    the chosen relevance: "answers the need" against the relevance alone, over each training
+    query's endpoints labelled by ``_answers_the_need`` (queries without an answer included,
+    their first ten all wrong), each need weighing as much on each side whatever the number of
+    its right and wrong endpoints, so that a score never depends on the other candidates and 0.5
+    is where an endpoint looks as much like a need's right answers as like its wrong ones. The
+    verified prior and the lexical best's place stay as served (``_served_alternatives`` prints
+    the figures they were chosen by)."""
 
-    def _mixed(query, short_view):
+    def _mixed(query, short_view, use_case_view):
         s = signals[query["q"]]
-        return (1 - short_view) * s["full"] + short_view * s["short"], s["bm25"]
+        texts = (1 - short_view) * s["full"] + short_view * s["short"]
+        return (1 - use_case_view) * texts + use_case_view * s["use_case"], s["bm25"]
 
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -797,27 +823,36 @@ def _fit(index, train, calibration_train, signals) -> None:
         "lexical_best_place": RANKING.lexical_best_place,
     }
     print()
-    print("fit on the train split (short view, lexical weight, saturation: hit@1 hit@5 MRR):")
+    print(
+        "fit on the train split (short view, use case view, lexical weight, saturation: "
+        "hit@1 hit@5 MRR):"
+    )
     best = None
-    for short_view in (0.0, 0.3, 0.5, 0.7):
-        for lexical in (0.0, 0.25, 0.5, 0.75, 1.0):
-            for half in (4.0, 8.0, 16.0):
-                ranking = Ranking(short_view, lexical, half, **fit_start)
-                ranks = [
-                    _served_rank(
-                        index, ranking.relevance(*_mixed(q, short_view), verified), q["rows"]
-                    )
-                    for q in train
-                ]
-                print(f"  {short_view:<4} {lexical:<5} {half:<5} {_metrics(ranks)}")
-                key = _score(ranks)
-                if best is None or key > best[0]:
-                    best = (key, short_view, lexical, half)
-    _, short_view, lexical, half = best
-    ranking = Ranking(short_view, lexical, half, **fit_start)
+    grid = itertools.product(
+        (0.0, 0.3, 0.5, 0.7),
+        (0.0, 0.2, 0.3, 0.4, 0.5, 0.6),
+        (0.0, 0.25, 0.5, 0.75, 1.0),
+        (4.0, 8.0, 16.0),
+    )
+    for short_view, use_case_view, lexical, half in grid:
+        ranking = Ranking(short_view, lexical, half, use_case_view=use_case_view, **fit_start)
+        ranks = [
+            _served_rank(
+                index,
+                ranking.relevance(*_mixed(q, short_view, use_case_view), verified),
+                q["rows"],
+            )
+            for q in train
+        ]
+        print(f"  {short_view:<4} {use_case_view:<4} {lexical:<5} {half:<5} {_metrics(ranks)}")
+        key = _score(ranks)
+        if best is None or key > best[0]:
+            best = (key, short_view, use_case_view, lexical, half)
+    _, short_view, use_case_view, lexical, half = best
+    ranking = Ranking(short_view, lexical, half, use_case_view=use_case_view, **fit_start)
     features, labels, weights = [], [], []
     for query in calibration_train:
-        relevance = ranking.relevance(*_mixed(query, short_view), verified)
+        relevance = ranking.relevance(*_mixed(query, short_view, use_case_view), verified)
         right, wrong = _answers_the_need(index, query, relevance)
         features += [relevance[row] for row in right + wrong]
         labels += [1] * len(right) + [0] * len(wrong)
@@ -825,7 +860,8 @@ def _fit(index, train, calibration_train, signals) -> None:
     model = LogisticRegression(C=100.0, max_iter=1000)
     model.fit(np.array(features).reshape(-1, 1), labels, sample_weight=weights)
     print(
-        f"chosen: short_view={short_view} lexical={lexical} lexical_half={half} "
+        f"chosen: short_view={short_view} use_case_view={use_case_view} lexical={lexical} "
+        f"lexical_half={half} "
         f"scale={model.coef_[0][0]:.2f} bias={model.intercept_[0]:.2f}"
     )
 

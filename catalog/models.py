@@ -1,7 +1,7 @@
 from django.db import models
 from django.db.models import Q
 
-from catalog.texts import endpoint_brief
+from catalog.texts import USE_CASE_CHARS, endpoint_brief
 from gateway.models import Organization
 
 
@@ -124,6 +124,12 @@ class Endpoint(models.Model):
     operation_id = models.CharField(max_length=200, blank=True)
     summary = models.CharField(max_length=500, blank=True)
     description = models.TextField(blank=True)
+    use_case = models.CharField(
+        max_length=USE_CASE_CHARS,
+        blank=True,
+        help_text="A need this endpoint answers, as a user would type it (x-gateway-use-case); "
+        "search matches needs against it",
+    )
     docs_url = models.URLField(max_length=500, blank=True)
     body_type = models.CharField(max_length=20, blank=True, help_text="object, array or empty")
     body_content_type = models.CharField(
@@ -186,7 +192,7 @@ class Endpoint(models.Model):
     IDENTITY_FIELDS = ("api", "method", "path")
     # What the OpenAPI document says of the operation, which every import overwrites: what it
     # does and how to call it.
-    DESCRIPTION_FIELDS = ("operation_id", "summary", "description", "docs_url")
+    DESCRIPTION_FIELDS = ("operation_id", "summary", "description", "use_case", "docs_url")
     REQUEST_FIELDS = (
         "body_type",
         "body_content_type",
@@ -222,6 +228,7 @@ class Endpoint(models.Model):
         "operation_id",
         "summary",
         "description",
+        "use_case",
         "path_params",
         "query_params",
         "body_params",
@@ -260,9 +267,9 @@ class Endpoint(models.Model):
 
 class EndpointEmbedding(models.Model):
     """The search index's stored view of one endpoint: the text that describes it
-    (catalog.search.endpoint_search_text), the vectors ``model`` gave that text and the short text
-    (catalog.search.endpoint_short_text), as float32 little-endian bytes, L2-normalised, and the
-    SHA-256 of both texts.
+    (catalog.search.endpoint_search_text), the vectors ``model`` gave that text, the short text
+    (catalog.search.endpoint_short_text) and the endpoint's use case (empty bytes without one), as
+    float32 little-endian bytes, L2-normalised, and the SHA-256 of the three texts.
 
     A row whose hash or model differs from what the endpoint gives now is stale and is embedded
     again; an unchanged endpoint is never re-embedded.
@@ -276,6 +283,7 @@ class EndpointEmbedding(models.Model):
     text_hash = models.CharField(max_length=64)
     vector = models.BinaryField()
     short_vector = models.BinaryField()
+    use_case_vector = models.BinaryField(default=b"", blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):

@@ -21,6 +21,7 @@ import yaml
 
 from catalog.paths import template_placeholders
 from catalog.requirements import RequirementError, requirements_parse
+from catalog.use_cases import UseCaseError, use_case_clean
 from gateway.money import usd_to_micros
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -75,6 +76,7 @@ class ParsedEndpoint:
     operation_id: str = ""
     summary: str = ""
     description: str = ""
+    use_case: str = ""
     docs_url: str = ""
     body_type: str = ""
     body_content_type: str = ""
@@ -471,6 +473,11 @@ def _read_operation_extensions(endpoint: ParsedEndpoint, operation: dict, where:
     if "x-gateway-price" in operation:
         endpoint.price = price_parse(operation["x-gateway-price"], where=where)
     endpoint.verified = _flag(operation, "x-gateway-verified", f"{where}: x-gateway-verified")
+    if "x-gateway-use-case" in operation:
+        try:
+            endpoint.use_case = use_case_clean(operation["x-gateway-use-case"])
+        except UseCaseError as error:
+            raise DocumentError(f"{where}: x-gateway-use-case {error}") from None
     endpoint.is_payable = _flag(operation, "x-gateway-payable", f"{where}: x-gateway-payable")
     endpoint.enabled = _flag(operation, "x-gateway-enabled", f"{where}: x-gateway-enabled")
     if "x-gateway-pagination" in operation:

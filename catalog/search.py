@@ -3,27 +3,31 @@ ranking.
 
 Each endpoint is described by one text (``endpoint_search_text``): its summary, operation name,
 description, the API's name, slug and description, the words of its path and its parameter
-names. The text's vector is computed when the endpoint is imported or edited and stored in
-``EndpointEmbedding`` (see catalog.services.endpoint_embeddings_refresh), so a process only reads
-vectors and never re-embeds the catalog.
+names; by a short one (``endpoint_short_text``); and, when it has one, by its use case, a need it
+answers in a user's words (catalog.use_cases). The texts' vectors are computed when the endpoint
+is imported or edited and stored in ``EndpointEmbedding`` (see
+catalog.services.endpoint_embeddings_refresh), so a process only reads vectors and never
+re-embeds the catalog.
 
 Each process holds one ``SearchIndex``: the vectors as a float32 matrix, a BM25 index over the
-same texts, and what an answer shows. ``search_index_current()`` compares the catalog version
-with the one the index was built from on every search (one primary-key read) and rebuilds the
-index when it moved; requests arriving during a rebuild keep using the previous index.
+full texts and the use cases, and what an answer shows. ``search_index_current()`` compares the
+catalog version with the one the index was built from on every search (one primary-key read)
+and rebuilds the index when it moved; requests arriving during a rebuild keep using the
+previous index.
 
 Ranking fuses the two signals into one relevance, then maps it to a score (see ``Ranking``):
 
-    cosine = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
+    texts  = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
+    cosine = (1 - use_case_view) * texts + use_case_view * cos(query, use case)  # texts without
     relevance = cosine + lexical * bm25 / (bm25 + lexical_half) + verified_prior * verified
     relevance[BM25's best] = max(itself, just above the 5th best relevance)
     score = 1 / (1 + exp(-(scale * relevance + bias)))
 
-The two cosines are one dot product with a mixed vector built when the index is; the BM25 term
-(over the full text) is saturated to [0, 1) so that it means the same whatever the query's
-length; ``verified`` is 1 for an endpoint the operator verified in a verified API. The endpoint
-that matches the query's words best always gets a place among the first five: where the two
-signals disagree, each has its best candidate in the answer's head.
+The cosines are one dot product with a mixed vector built when the index is; the BM25 term
+(over the full text and the use case) is saturated to [0, 1) so that it means the same whatever
+the query's length; ``verified`` is 1 for an endpoint the operator verified in a verified API.
+The endpoint that matches the query's words best always gets a place among the first five: where
+the two signals disagree, each has its best candidate in the answer's head.
 
 The score is a fixed function of the endpoint's own relevance, never of the other candidates':
 two endpoints that match a need as well score alike, the same relevance scores the same in
@@ -33,6 +37,7 @@ the relevance at which an endpoint looks as much like a need's right answers as 
 endpoints that crowd its first ten, each need counting once on each side.
 """
 
+import hashlib
 import logging
 import re
 import sys
@@ -181,9 +186,26 @@ def endpoint_short_text(
     return f"{clean_text(api_name)}. {method.upper()} {path}. {line}"
 
 
-def endpoint_search_texts_for(endpoint: Any, api: Any) -> tuple[str, str]:
-    """The full and the short text of an Endpoint and its ProviderApi."""
-    return endpoint_search_text_for(endpoint, api), endpoint_short_text(
+@dataclass(frozen=True)
+class SearchTexts:
+    """What is embedded for one endpoint: its full text, its short text and its use case (""
+    when it has none)."""
+
+    full: str
+    short: str
+    use_case: str = ""
+
+    @property
+    def hash(self) -> str:
+        """The SHA-256 stored with the vectors. An endpoint without a use case hashes as before
+        use cases existed, so its stored vectors stay current."""
+        joined = f"{self.full}\n{self.short}" + (f"\n{self.use_case}" if self.use_case else "")
+        return hashlib.sha256(joined.encode()).hexdigest()
+
+
+def endpoint_search_texts_for(endpoint: Any, api: Any) -> SearchTexts:
+    """The texts embedded for an Endpoint and its ProviderApi."""
+    short = endpoint_short_text(
         api_name=api.name,
         method=endpoint.method,
         path=endpoint.path,
@@ -191,6 +213,7 @@ def endpoint_search_texts_for(endpoint: Any, api: Any) -> tuple[str, str]:
         summary=endpoint.summary,
         description=endpoint.description,
     )
+    return SearchTexts(endpoint_search_text_for(endpoint, api), short, endpoint.use_case)
 
 
 def endpoint_search_text_for(endpoint: Any, api: Any) -> str:
@@ -286,8 +309,10 @@ def query_normalise(prompt: str) -> str:
 class Ranking:
     """How the two signals are fused into one relevance, and how relevance maps to a score.
 
-    ``short_view`` (the weight of the short text's vector in each endpoint's mixed vector),
-    ``lexical`` and ``lexical_half`` order the results (chosen on the training split).
+    ``short_view`` (the weight of the short text's vector in the mix of the two texts' vectors),
+    ``use_case_view`` (the weight of the use case's vector against that mix, for an endpoint
+    that has one), ``lexical`` and ``lexical_half`` order the results (chosen on the training
+    split).
     ``verified_prior`` is added to the relevance of an endpoint that the operator verified, in a
     verified API: at about equal relevance, the endpoint the gateway knows to work comes first
     (chosen on every split of bench/search_queries.yaml, see docs/search.md). ``scale`` and
@@ -310,8 +335,13 @@ class Ranking:
     scale: float
     bias: float
     verified_prior: float = 0.0
+    use_case_view: float = 0.0
     lexical_best_place: int = 0
     normalise_query: bool = True
+    # The calibration of an endpoint without a use case, whose relevance comes from its texts
+    # alone (0: the same as the others').
+    texts_scale: float = 0.0
+    texts_bias: float = 0.0
 
     def relevance(
         self, cosine: np.ndarray, bm25: np.ndarray, verified: np.ndarray | None = None
@@ -327,23 +357,45 @@ class Ranking:
         return relevance
 
     def logits(
-        self, cosine: np.ndarray, bm25: np.ndarray, verified: np.ndarray | None = None
+        self,
+        cosine: np.ndarray,
+        bm25: np.ndarray,
+        verified: np.ndarray | None = None,
+        has_use_case: np.ndarray | None = None,
     ) -> np.ndarray:
-        return self.scale * self.relevance(cosine, bm25, verified) + self.bias
+        """The calibrated relevance, by which the answer is ordered. ``has_use_case`` (True for
+        each endpoint with a use case; None: every one) picks each endpoint's calibration: a
+        relevance made from the texts alone runs lower for as good a match, and calibrated
+        alike, an endpoint without a use case would score and rank below an equal one with it."""
+        relevance = self.relevance(cosine, bm25, verified)
+        if has_use_case is None or not self.texts_scale or has_use_case.all():
+            return self.scale * relevance + self.bias
+        scale = np.where(has_use_case, self.scale, self.texts_scale)
+        bias = np.where(has_use_case, self.bias, self.texts_bias)
+        logits = (scale * relevance + bias).astype(relevance.dtype)
+        if self.lexical_best_place:  # its place, kept across the two calibrations
+            logits = _lexical_best_lifted(logits, bm25, self.lexical_best_place)
+        return logits
 
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split, but for the
 # verified prior, chosen on every split, and the lexical best's place, the least intrusive of
-# the places the training split rates alike (the script prints the sums of both); see
-# docs/search.md. Nothing is chosen or fitted on the held-out needs (bench/search_heldout.yaml).
+# the places the training split rates alike (the script prints the sums of both); the use case's
+# weight was chosen on the training split with the others as they were, and the calibration
+# fitted again with it (the texts' calibration is the one fitted before use cases); see
+# docs/search.md. Nothing is chosen or fitted on the held-out needs
+# (bench/search_heldout.yaml).
 RANKING = Ranking(
     short_view=0.5,
     lexical=0.25,
     lexical_half=8.0,
-    scale=9.41,
-    bias=-5.90,
+    scale=13.62,
+    bias=-9.57,
     verified_prior=0.02,
     lexical_best_place=5,
+    use_case_view=0.5,
+    texts_scale=9.41,
+    texts_bias=-5.90,
 )
 
 
@@ -434,16 +486,17 @@ class SearchIndex:
     endpoints: list[IndexedEndpoint]
     api_of: np.ndarray  # each row's API id
     verified: np.ndarray  # each row's 1.0 when the endpoint and its API are verified, else 0.0
+    has_use_case: np.ndarray  # each row's True when the endpoint has a use case
     # (len(endpoints), DIMENSIONS) float32: each endpoint's full and short vectors mixed by
     # Ranking.short_view; zero rows have no embedding yet
     vectors: np.ndarray
     lexical: Any  # bm25s.BM25 over the same texts, or None when the catalog is empty
     unembedded: np.ndarray | None = None  # rows without a stored vector, when there are any
     texts_by_hash: dict[str, list[str]] = field(default_factory=dict)
-    # each row's stored text hash ("" without a vector), and the short-view weight its vector
-    # was mixed with: what a rebuild may take from this index instead of reading it again
+    # each row's stored text hash ("" without a vector), and the weights its vector was mixed
+    # with (``_views``): what a rebuild may take from this index instead of reading it again
     text_hashes: list[str] = field(default_factory=list)
-    short_view: float = 0.0
+    views: tuple[float, float] = (0.0, 0.0)
     built_seconds: float = 0.0
 
     def signals(self, prompt: str, *, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -477,7 +530,7 @@ class SearchIndex:
         if not self.endpoints:
             return []
         cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
-        logits = ranking.logits(cosine, bm25, self.verified)
+        logits = ranking.logits(cosine, bm25, self.verified, self.has_use_case)
         rows = self.answer(logits, limit=limit)
         scores = _sigmoid(logits[rows].astype(np.float64))
         return [
@@ -542,6 +595,7 @@ def search_index_build(
             "price_micros",
             "is_payable",
             "verified",
+            "use_case",
         )
     )
     endpoints: list[IndexedEndpoint] = [
@@ -566,19 +620,22 @@ def search_index_build(
             price_micros,
             is_payable,
             verified,
+            _,
         ) in endpoint_rows
     ]
+    use_cases = [row[-1] for row in endpoint_rows]
     row_of = {endpoint.id: row for row, endpoint in enumerate(endpoints)}
     vectors = np.zeros((len(endpoints), DIMENSIONS), dtype=np.float32)
+    has_use_case = np.zeros(len(endpoints), dtype=bool)
     tokens: list[list[str] | None] = [None] * len(endpoints)
     text_hashes = [""] * len(endpoints)
     texts_by_hash: dict[str, list[str]] = {}
     stored = EndpointEmbedding.objects.filter(
         model=model_name(), endpoint__enabled=True, endpoint__api__enabled=True
     )
-    if previous is not None and previous.short_view == ranking.short_view:
+    if previous is not None and previous.views == _views(ranking):
         changed = _rows_from_previous(
-            previous, stored, row_of, vectors, tokens, text_hashes, texts_by_hash
+            previous, stored, row_of, vectors, has_use_case, tokens, text_hashes, texts_by_hash
         )
         # In batches a query's parameters can hold (SQLite's may be limited to 999).
         batch = min(2000, (connection.features.max_query_params or 2000) - 10)
@@ -592,17 +649,17 @@ def search_index_build(
     for rows in to_read:
         # Filled row by row from a streamed query: the stored vectors are never all held twice.
         embedded = rows.values_list(
-            "endpoint_id", "text", "text_hash", "vector", "short_vector"
+            "endpoint_id", "text", "text_hash", "vector", "short_vector", "use_case_vector"
         ).iterator(chunk_size=2000)
-        for endpoint_id, text, text_hash, vector, short_vector in embedded:
+        for endpoint_id, text, text_hash, vector, short_vector, use_case_vector in embedded:
             row = row_of.get(endpoint_id)
             if row is None:
                 continue
-            vectors[row] = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
-            vectors[row] += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
+            vectors[row] = _mixed_vector(ranking, vector, short_vector, use_case_vector)
+            has_use_case[row] = bool(use_case_vector)
             words = texts_by_hash.get(text_hash) or known.get(text_hash)
             if words is None:  # interned: the corpus's 600k tokens are some 20k distinct stems
-                words = [sys.intern(word) for word in lexical_tokens(text)]
+                words = [sys.intern(word) for word in lexical_tokens(f"{text} {use_cases[row]}")]
             texts_by_hash[text_hash] = tokens[row] = words
             text_hashes[row] = text_hash
     missing = [row for row, words in enumerate(tokens) if words is None]
@@ -625,12 +682,13 @@ def search_index_build(
             [endpoint.verified and endpoint.api.verified for endpoint in endpoints],
             dtype=np.float32,
         ),
+        has_use_case=has_use_case,
         vectors=vectors,
         lexical=lexical,
         unembedded=np.array(missing, dtype=np.int64) if missing else None,
         texts_by_hash=texts_by_hash,
         text_hashes=text_hashes,
-        short_view=ranking.short_view,
+        views=_views(ranking),
     )
     index.built_seconds = time.perf_counter() - started
     logger.info(
@@ -642,11 +700,29 @@ def search_index_build(
     return index
 
 
+def _views(ranking: Ranking) -> tuple[float, float]:
+    return (ranking.short_view, ranking.use_case_view)
+
+
+def _mixed_vector(
+    ranking: Ranking, vector: bytes, short_vector: bytes, use_case_vector: bytes
+) -> np.ndarray:
+    """One endpoint's row of the index: its vectors mixed by the ranking's weights. An endpoint
+    without a use case is placed by its two texts alone."""
+    texts = (1 - ranking.short_view) * np.frombuffer(vector, dtype="<f4")
+    texts += ranking.short_view * np.frombuffer(short_vector, dtype="<f4")
+    if not use_case_vector:
+        return texts
+    use_case = np.frombuffer(use_case_vector, dtype="<f4")
+    return (1 - ranking.use_case_view) * texts + ranking.use_case_view * use_case
+
+
 def _rows_from_previous(
     previous: SearchIndex,
     stored,
     row_of: dict[int, int],
     vectors: np.ndarray,
+    has_use_case: np.ndarray,
     tokens: list[list[str] | None],
     text_hashes: list[str],
     texts_by_hash: dict[str, list[str]],
@@ -667,6 +743,7 @@ def _rows_from_previous(
             changed.append(endpoint_id)
             continue
         vectors[row] = previous.vectors[old]
+        has_use_case[row] = previous.has_use_case[old]
         texts_by_hash[text_hash] = tokens[row] = previous.texts_by_hash[text_hash]
         text_hashes[row] = text_hash
     return changed
@@ -685,7 +762,9 @@ def _tokens_for_unembedded(
     }
     for row in rows:
         endpoint = by_id.get(endpoints[row].id)
-        text = endpoint_search_text_for(endpoint, endpoint.api) if endpoint is not None else ""
+        text = ""
+        if endpoint is not None:
+            text = f"{endpoint_search_text_for(endpoint, endpoint.api)} {endpoint.use_case}"
         tokens[row] = lexical_tokens(text)
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from catalog.crypto import secret_encrypt
 from catalog.models import CatalogVersion, Endpoint, EndpointEmbedding, ProviderApi
 from catalog.openapi import DocumentError, ParsedApi, ParsedEndpoint, document_load, document_parse
+from catalog.use_cases import shipped_use_case
 from gateway.errors import InvalidRequest
 from gateway.models import Organization
 
@@ -155,7 +156,7 @@ def endpoint_embeddings_refresh(
     its search index.
     """
     from catalog.embeddings import model_name, texts_embed, vector_to_bytes
-    from catalog.search import endpoint_search_texts_for
+    from catalog.search import SearchTexts, endpoint_search_texts_for
 
     model = model_name()  # hashes the adapter file: once, not once per endpoint
     endpoints = Endpoint.objects.select_related("api").only(*Endpoint.SEARCH_TEXT_FIELDS)
@@ -168,12 +169,11 @@ def endpoint_embeddings_refresh(
             "endpoint_id", "text_hash"
         )
     )
-    stale: list[tuple[int, str, str, str]] = []
+    stale: list[tuple[int, SearchTexts]] = []
     for endpoint in endpoints.order_by("pk").iterator(chunk_size=2000):
-        text, short_text = endpoint_search_texts_for(endpoint, endpoint.api)
-        text_hash = hashlib.sha256(f"{text}\n{short_text}".encode()).hexdigest()
-        if rebuild or stored.get(endpoint.pk) != text_hash:
-            stale.append((endpoint.pk, text, short_text, text_hash))
+        texts = endpoint_search_texts_for(endpoint, endpoint.api)
+        if rebuild or stored.get(endpoint.pk) != texts.hash:
+            stale.append((endpoint.pk, texts))
     if not stale:
         return 0
     chunks = [stale[i : i + EMBEDDING_CHUNK] for i in range(0, len(stale), EMBEDDING_CHUNK)]
@@ -182,18 +182,23 @@ def endpoint_embeddings_refresh(
 
         bar = tqdm(total=len(stale), unit="endpoint", desc="Embedding")
     for chunk in chunks:
-        vectors = texts_embed([text for _, text, _, _ in chunk])
-        short_vectors = texts_embed([short_text for _, _, short_text, _ in chunk])
+        vectors = texts_embed([texts.full for _, texts in chunk])
+        short_vectors = texts_embed([texts.short for _, texts in chunk])
+        with_use_case = [texts.use_case for _, texts in chunk if texts.use_case]
+        use_case_vectors = iter(texts_embed(with_use_case) if with_use_case else [])
         rows = [
             EndpointEmbedding(
                 endpoint_id=endpoint_id,
                 model=model,
-                text=text,
-                text_hash=text_hash,
+                text=texts.full,
+                text_hash=texts.hash,
                 vector=vector_to_bytes(vector),
                 short_vector=vector_to_bytes(short_vector),
+                use_case_vector=(
+                    vector_to_bytes(next(use_case_vectors)) if texts.use_case else b""
+                ),
             )
-            for (endpoint_id, text, _, text_hash), vector, short_vector in zip(
+            for (endpoint_id, texts), vector, short_vector in zip(
                 chunk, vectors, short_vectors, strict=True
             )
         ]
@@ -208,6 +213,7 @@ def endpoint_embeddings_refresh(
                     "text_hash",
                     "vector",
                     "short_vector",
+                    "use_case_vector",
                     "updated_at",
                 ],
             )
@@ -477,6 +483,7 @@ def _import_endpoints(
     update_fields: set[str] = set()
     for item in parsed.endpoints:
         values = _endpoint_values(item, parsed, default_price_micros, verify)
+        values["use_case"] = item.use_case or shipped_use_case(api.slug, item.method, item.path)
         endpoint = existing.get((item.method, item.path))
         if endpoint is None:
             to_create.append(Endpoint(api=api, method=item.method, path=item.path, **values))

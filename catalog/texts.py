@@ -10,6 +10,8 @@ import html
 import re
 
 BRIEF_CHARS = 300
+# The longest use case an endpoint keeps (catalog.use_cases).
+USE_CASE_CHARS = 200
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog.search import search_index_reset
 from catalog.services import openapi_import
 
 DOCUMENTS = Path(__file__).parent / "documents"
@@ -9,6 +10,14 @@ CORPUS = (
     Path(__file__).resolve().parents[3] / "shared" / "corpus" / "openapi-directory-lite" / "specs"
 )
 ONE_CENT = 10_000
+
+
+@pytest.fixture
+def fresh_search_index():
+    """No index left by another test, and none left for the next."""
+    search_index_reset()
+    yield
+    search_index_reset()
 
 
 def import_documents(*names: str, **options):

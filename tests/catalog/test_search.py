@@ -18,7 +18,6 @@ from catalog.search import (
     query_normalise,
     search_index_build,
     search_index_current,
-    search_index_reset,
 )
 from catalog.services import (
     endpoint_embeddings_refresh,
@@ -32,7 +31,7 @@ from catalog.services import (
 from tests.catalog.conftest import assert_matches_documented_shape, import_documents
 from tests.factories import make_endpoint, make_provider_api
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_search_index")]
 
 ENDPOINTS = {
     # slug: (API description, [(method, path, summary, query parameters)])
@@ -75,13 +74,6 @@ ENDPOINTS = {
         [("GET", "/geocode", "Turn a postal address into latitude and longitude", ["address"])],
     ),
 }
-
-
-@pytest.fixture(autouse=True)
-def _fresh_index():
-    search_index_reset()
-    yield
-    search_index_reset()
 
 
 @pytest.fixture
@@ -476,7 +468,7 @@ def test_grouping_never_pushes_one_of_the_five_best_below_fifth_place(client_for
     endpoint_embeddings_refresh()
     prompt = "forecast for the next days"
     index = search_index_current()
-    logits = RANKING.logits(*index.signals(prompt), index.verified)
+    logits = RANKING.logits(*index.signals(prompt), index.verified, index.has_use_case)
     best = [index.endpoints[row] for row in np.argsort(-logits)[:10]]
     second = next(endpoint for endpoint in best if endpoint.api.slug != best[0].api.slug)
     # Ten best as they come would hold five or more of the leading API's, grouped ahead of the
@@ -566,7 +558,9 @@ def test_the_best_match_of_the_query_words_is_among_the_first_five(client_for, a
     assert index.endpoints[words_best].api.slug == "avwx"
     # The model alone prefers seven forecasts to the one report the words name.
     unlifted = dataclasses.replace(RANKING, lexical_best_place=0)
-    unlifted_order = np.argsort(-unlifted.logits(cosine, bm25, index.verified)).tolist()
+    unlifted_order = np.argsort(
+        -unlifted.logits(cosine, bm25, index.verified, index.has_use_case)
+    ).tolist()
     assert unlifted_order.index(words_best) >= 5
 
     body = search(client_for(alice.live_key), {"prompt": prompt, "limit": 10})

@@ -253,9 +253,11 @@ SEED_NEEDS = {
 
 # Needs the ranking does not answer cleanly yet: what ranks above their last right endpoint is a
 # provider that shares the need's words but does something else (the company behind an email
-# for "find the email of a person", job postings for "people by job title").
+# for "find the email of a person", job postings for "people by job title", Firecrawl's web search
+# that scrapes each result into markdown for "scrape a web page as markdown").
 NOT_YET = {
     "find the email address of a person at a company",
+    "scrape a web page as markdown",
     "search the web",
     "enrich a company from its domain",
     "find job openings",
@@ -299,7 +301,7 @@ def test_the_needs_name_endpoints_of_the_seed_catalog(seed_index):
 def test_every_right_endpoint_ranks_above_every_wrong_one(seed_index, need):
     right, near = SEED_NEEDS[need]
     keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
-    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified)
+    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified, seed_index.has_use_case)
     order = [keys[row] for row in np.argsort(-logits, kind="stable")]
     last_right = max(order.index(key) for key in right)
     wrong_above = [key for key in order[:last_right] if key not in right and key not in near]
@@ -310,7 +312,7 @@ def test_every_right_endpoint_ranks_above_every_wrong_one(seed_index, need):
     "need", ["xyzzy plugh", "fold the laundry", "book a flight to rome", "send an sms"]
 )
 def test_a_need_the_seed_catalog_does_not_serve_scores_low_everywhere(seed_index, need):
-    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified)
+    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified, seed_index.has_use_case)
     assert 1 / (1 + np.exp(-logits.max())) < 0.3
 
 
