@@ -17,7 +17,7 @@ DEMO_WALLET := 0x209693Bc6afc0C5328bA36FaF03C514EF312287C
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gateway
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
-.PHONY: install browser run serve test lint format bench clean
+.PHONY: install browser pgbouncer run serve test lint format bench clean
 
 # The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
 CHROMIUM := /usr/bin/chromium
@@ -40,6 +40,36 @@ $(CHROMIUM):
 	$(CHROMIUM) --version
 
 browser: $(CHROMIUM)
+
+# PgBouncer keeps protocol-level prepared statements in transaction mode from 1.21 on, and
+# Debian 12 ships 1.18: the test of the settlement through it (docs/scaling.md) builds Debian
+# 13's release from its source package, fetched through a private apt state in var/.
+PGBOUNCER_VERSION := 1.24.1
+PGBOUNCER := var/pgbouncer/bin/pgbouncer
+PGBOUNCER_BUILD := var/pgbouncer-build
+PGBOUNCER_APT := -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$(CURDIR)/$(PGBOUNCER_BUILD) \
+	-o Dir::State::Lists=$(CURDIR)/$(PGBOUNCER_BUILD)/lists -o Dir::Cache=$(CURDIR)/$(PGBOUNCER_BUILD)/cache
+
+$(PGBOUNCER):
+	dpkg -s libevent-dev libssl-dev pkg-config build-essential >/dev/null 2>&1 || \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		libevent-dev libssl-dev pkg-config build-essential >/dev/null
+	rm -rf $(PGBOUNCER_BUILD) && mkdir -p $(PGBOUNCER_BUILD)/lists/partial $(PGBOUNCER_BUILD)/cache
+	printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: trixie' \
+		'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+		> $(PGBOUNCER_BUILD)/trixie.sources
+	$(SUDO) apt-get $(PGBOUNCER_APT) update -qq
+	cd $(PGBOUNCER_BUILD) && apt-get $(PGBOUNCER_APT) source --download-only -qq \
+		pgbouncer=$$(apt-cache $(PGBOUNCER_APT) showsrc pgbouncer | \
+		sed -n 's/^Version: \($(PGBOUNCER_VERSION)-.*\)/\1/p' | head -n 1)
+	cd $(PGBOUNCER_BUILD) && tar xzf pgbouncer_$(PGBOUNCER_VERSION).orig.tar.gz && \
+		cd pgbouncer-$(PGBOUNCER_VERSION) && \
+		./configure --quiet --prefix=$(CURDIR)/var/pgbouncer --without-cares --without-systemd && \
+		$(MAKE) --quiet -j2 >/dev/null && $(MAKE) --quiet install >/dev/null
+	rm -rf $(PGBOUNCER_BUILD)
+	$(PGBOUNCER) --version | grep -q "PgBouncer $(PGBOUNCER_VERSION)"
+
+pgbouncer: $(PGBOUNCER)
 
 # The demo has no provider credentials: live keys are charged but served by the sandbox, which
 # runs as a gunicorn of its own (sandbox.wsgi): served by the gateway's own workers, every demo
@@ -76,7 +106,7 @@ serve:
 		--bind $(HOST):$(PORT) --worker-class gthread \
 		--workers $(WORKERS) --threads $(THREADS) --preload --access-logfile -
 
-test: install $(CHROMIUM)
+test: install $(CHROMIUM) $(PGBOUNCER)
 	$(BIN)/lint-imports --no-cache
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DATABASE_POOL=False \
 		DATABASE_CONN_MAX_AGE=0 \

@@ -27,7 +27,9 @@ Two kinds of clients, each its own table:
   - pooled (not run unless named): pgbench through the PgBouncer at SETTLEMENT_POOLER_URL
     (postgres://user@host:port, transaction mode), with SETTLEMENT_POOLED_PROTOCOL (default
     "extended": PgBouncer before 1.21 cannot keep protocol-level prepared statements in
-    transaction mode). Pointed at PostgreSQL itself, it measures that protocol without a pooler.
+    transaction mode; "prepared" from 1.21 on, with max_prepared_statements set, as the
+    gateway runs its statements; `make pgbouncer` builds 1.24.1). Pointed at PostgreSQL
+    itself, it measures that protocol without a pooler.
 
 Environment: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 SETTLEMENT_SECONDS, SETTLEMENT_CLIENTS (default "1,16,64"), SETTLEMENT_WAYS (default

@@ -180,6 +180,11 @@ else:
     # (credits.settlement_sql) ask to be prepared, and without this they would be parsed and
     # planned again on every call.
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
+    # Behind a transaction-mode pooler (PgBouncer), a server-side cursor, which .iterator()
+    # opens, may outlive the transaction that holds its server connection (docs/scaling.md).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+        "DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False
+    )
     # psycopg's pool in each worker process: its threads share DATABASE_POOL_MAX_SIZE connections
     # instead of keeping one each (a worker has a hundred threads, most of them waiting on
     # providers with no connection), and a pooled connection keeps its prepared statements from
