@@ -243,7 +243,7 @@ class EndpointAdmin(admin.ModelAdmin):
         "api__category",
         ("api__owner", admin.RelatedOnlyFieldListFilter),
     ]
-    search_fields = ["path", "summary", "use_case", "operation_id", "api__slug"]
+    search_fields = ["path", "summary", "use_cases", "operation_id", "api__slug"]
     list_select_related = ["api"]
     list_per_page = 100
     autocomplete_fields = ["api", "poll_endpoint"]

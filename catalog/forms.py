@@ -6,6 +6,7 @@ from django.conf import settings
 
 from catalog.models import Endpoint, ProviderApi
 from catalog.requirements import RequirementError, requirements_parse
+from catalog.use_cases import UseCaseError, use_cases_clean, use_cases_join
 from gateway.money import micros_to_decimal_usd, usd_to_micros
 
 
@@ -123,6 +124,18 @@ class EndpointAdminForm(forms.ModelForm):
         if self.instance.pk:
             for micros, usd in ENDPOINT_USD_FIELDS.items():
                 self.initial.setdefault(usd, getattr(self.instance, micros))
+
+    def clean_use_cases(self):
+        """One use case per line, as an import keeps them."""
+        lines = [
+            line for line in self.cleaned_data.get("use_cases", "").splitlines() if line.strip()
+        ]
+        if not lines:
+            return ""
+        try:
+            return use_cases_join(use_cases_clean(lines))
+        except UseCaseError as error:
+            raise forms.ValidationError(f"The use cases: {error}.") from None
 
     def clean_requirements(self):
         """The same rules an import accepts, naming the endpoint's own parameters."""

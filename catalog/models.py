@@ -1,7 +1,7 @@
 from django.db import models
 from django.db.models import Q
 
-from catalog.texts import USE_CASE_CHARS, endpoint_brief
+from catalog.texts import USE_CASE_CHARS, USE_CASES_MAX, endpoint_brief
 from gateway.models import Organization
 
 
@@ -124,11 +124,11 @@ class Endpoint(models.Model):
     operation_id = models.CharField(max_length=200, blank=True)
     summary = models.CharField(max_length=500, blank=True)
     description = models.TextField(blank=True)
-    use_case = models.CharField(
-        max_length=USE_CASE_CHARS,
+    use_cases = models.TextField(
         blank=True,
-        help_text="A need this endpoint answers, as a user would type it (x-gateway-use-case); "
-        "search matches needs against it",
+        help_text=f"Needs this endpoint answers, as users would type them, one per line: at most "
+        f"{USE_CASES_MAX} lines of {USE_CASE_CHARS} characters (x-gateway-use-case); search "
+        "matches needs against them",
     )
     docs_url = models.URLField(max_length=500, blank=True)
     body_type = models.CharField(max_length=20, blank=True, help_text="object, array or empty")
@@ -192,7 +192,7 @@ class Endpoint(models.Model):
     IDENTITY_FIELDS = ("api", "method", "path")
     # What the OpenAPI document says of the operation, which every import overwrites: what it
     # does and how to call it.
-    DESCRIPTION_FIELDS = ("operation_id", "summary", "description", "use_case", "docs_url")
+    DESCRIPTION_FIELDS = ("operation_id", "summary", "description", "use_cases", "docs_url")
     REQUEST_FIELDS = (
         "body_type",
         "body_content_type",
@@ -228,7 +228,7 @@ class Endpoint(models.Model):
         "operation_id",
         "summary",
         "description",
-        "use_case",
+        "use_cases",
         "path_params",
         "query_params",
         "body_params",

@@ -21,7 +21,7 @@ import yaml
 
 from catalog.paths import template_placeholders
 from catalog.requirements import RequirementError, requirements_parse
-from catalog.use_cases import UseCaseError, use_case_clean
+from catalog.use_cases import UseCaseError, use_cases_clean
 from gateway.money import usd_to_micros
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -76,7 +76,7 @@ class ParsedEndpoint:
     operation_id: str = ""
     summary: str = ""
     description: str = ""
-    use_case: str = ""
+    use_cases: tuple[str, ...] = ()
     docs_url: str = ""
     body_type: str = ""
     body_content_type: str = ""
@@ -475,7 +475,7 @@ def _read_operation_extensions(endpoint: ParsedEndpoint, operation: dict, where:
     endpoint.verified = _flag(operation, "x-gateway-verified", f"{where}: x-gateway-verified")
     if "x-gateway-use-case" in operation:
         try:
-            endpoint.use_case = use_case_clean(operation["x-gateway-use-case"])
+            endpoint.use_cases = use_cases_clean(operation["x-gateway-use-case"])
         except UseCaseError as error:
             raise DocumentError(f"{where}: x-gateway-use-case {error}") from None
     endpoint.is_payable = _flag(operation, "x-gateway-payable", f"{where}: x-gateway-payable")

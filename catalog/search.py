@@ -3,11 +3,11 @@ ranking.
 
 Each endpoint is described by one text (``endpoint_search_text``): its summary, operation name,
 description, the API's name, slug and description, the words of its path and its parameter
-names; by a short one (``endpoint_short_text``); and, when it has one, by its use case, a need it
-answers in a user's words (catalog.use_cases). The texts' vectors are computed when the endpoint
-is imported or edited and stored in ``EndpointEmbedding`` (see
-catalog.services.endpoint_embeddings_refresh), so a process only reads vectors and never
-re-embeds the catalog.
+names; by a short one (``endpoint_short_text``); and, when it has them, by its use cases, needs
+it answers in users' words (catalog.use_cases), whose vectors are averaged into one. The texts'
+vectors are computed when the endpoint is imported or edited and stored in
+``EndpointEmbedding`` (see catalog.services.endpoint_embeddings_refresh), so a process only
+reads vectors and never re-embeds the catalog.
 
 Each process holds one ``SearchIndex``: the vectors as a float32 matrix, a BM25 index over the
 full texts and the use cases, and what an answer shows. ``search_index_current()`` compares the
@@ -18,13 +18,13 @@ previous index.
 Ranking fuses the two signals into one relevance, then maps it to a score (see ``Ranking``):
 
     texts  = (1 - short_view) * cos(query, full text) + short_view * cos(query, short text)
-    cosine = (1 - use_case_view) * texts + use_case_view * cos(query, use case)  # texts without
+    cosine = (1 - use_case_view) * texts + use_case_view * cos(query, use cases)  # texts without
     relevance = cosine + lexical * bm25 / (bm25 + lexical_half) + verified_prior * verified
     relevance[BM25's best] = max(itself, just above the 5th best relevance)
     score = 1 / (1 + exp(-(scale * relevance + bias)))
 
 The cosines are one dot product with a mixed vector built when the index is; the BM25 term
-(over the full text and the use case) is saturated to [0, 1) so that it means the same whatever
+(over the full text and the use cases) is saturated to [0, 1) so that it means the same whatever
 the query's length; ``verified`` is 1 for an endpoint the operator verified in a verified API.
 The endpoint that matches the query's words best always gets a place among the first five: where
 the two signals disagree, each has its best candidate in the answer's head.
@@ -51,6 +51,7 @@ import numpy as np
 
 from catalog import prices
 from catalog.texts import SENTENCE_END, SPACES, endpoint_brief_source, split_identifier
+from catalog.use_cases import use_cases_of
 from catalog.version import catalog_version_current
 
 logger = logging.getLogger("catalog.search")
@@ -188,18 +189,18 @@ def endpoint_short_text(
 
 @dataclass(frozen=True)
 class SearchTexts:
-    """What is embedded for one endpoint: its full text, its short text and its use case (""
-    when it has none)."""
+    """What is embedded for one endpoint: its full text, its short text and its use cases."""
 
     full: str
     short: str
-    use_case: str = ""
+    use_cases: tuple[str, ...] = ()
 
     @property
     def hash(self) -> str:
-        """The SHA-256 stored with the vectors. An endpoint without a use case hashes as before
-        use cases existed, so its stored vectors stay current."""
-        joined = f"{self.full}\n{self.short}" + (f"\n{self.use_case}" if self.use_case else "")
+        """The SHA-256 stored with the vectors. An endpoint without use cases hashes as before
+        use cases existed, and one with a single use case as before it could have several, so
+        their stored vectors stay current."""
+        joined = "\n".join((self.full, self.short, *self.use_cases))
         return hashlib.sha256(joined.encode()).hexdigest()
 
 
@@ -213,7 +214,9 @@ def endpoint_search_texts_for(endpoint: Any, api: Any) -> SearchTexts:
         summary=endpoint.summary,
         description=endpoint.description,
     )
-    return SearchTexts(endpoint_search_text_for(endpoint, api), short, endpoint.use_case)
+    return SearchTexts(
+        endpoint_search_text_for(endpoint, api), short, use_cases_of(endpoint.use_cases)
+    )
 
 
 def endpoint_search_text_for(endpoint: Any, api: Any) -> str:
@@ -380,11 +383,11 @@ class Ranking:
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split, but for the
 # verified prior, chosen on every split, and the lexical best's place, the least intrusive of
-# the places the training split rates alike (the script prints the sums of both); the use case's
+# the places the training split rates alike (the script prints the sums of both); the use cases'
 # weight was chosen on the training split with the others as they were, and the calibration
 # fitted again with it (the texts' calibration is the one fitted before use cases); see
 # docs/search.md. Nothing is chosen or fitted on the held-out needs
-# (bench/search_heldout.yaml).
+# (bench/search_heldout.yaml, bench/search_heldout_fresh.yaml).
 RANKING = Ranking(
     short_view=0.5,
     lexical=0.25,
@@ -595,7 +598,7 @@ def search_index_build(
             "price_micros",
             "is_payable",
             "verified",
-            "use_case",
+            "use_cases",
         )
     )
     endpoints: list[IndexedEndpoint] = [
@@ -764,7 +767,7 @@ def _tokens_for_unembedded(
         endpoint = by_id.get(endpoints[row].id)
         text = ""
         if endpoint is not None:
-            text = f"{endpoint_search_text_for(endpoint, endpoint.api)} {endpoint.use_case}"
+            text = f"{endpoint_search_text_for(endpoint, endpoint.api)} {endpoint.use_cases}"
         tokens[row] = lexical_tokens(text)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import requests
 from django.conf import settings
 from django.db import transaction
@@ -18,7 +19,7 @@ from django.utils import timezone
 from catalog.crypto import secret_encrypt
 from catalog.models import CatalogVersion, Endpoint, EndpointEmbedding, ProviderApi
 from catalog.openapi import DocumentError, ParsedApi, ParsedEndpoint, document_load, document_parse
-from catalog.use_cases import shipped_use_case
+from catalog.use_cases import shipped_use_cases, use_cases_join
 from gateway.errors import InvalidRequest
 from gateway.models import Organization
 
@@ -184,8 +185,7 @@ def endpoint_embeddings_refresh(
     for chunk in chunks:
         vectors = texts_embed([texts.full for _, texts in chunk])
         short_vectors = texts_embed([texts.short for _, texts in chunk])
-        with_use_case = [texts.use_case for _, texts in chunk if texts.use_case]
-        use_case_vectors = iter(texts_embed(with_use_case) if with_use_case else [])
+        use_case_vectors = iter(_use_cases_embed([texts.use_cases for _, texts in chunk]))
         rows = [
             EndpointEmbedding(
                 endpoint_id=endpoint_id,
@@ -195,7 +195,7 @@ def endpoint_embeddings_refresh(
                 vector=vector_to_bytes(vector),
                 short_vector=vector_to_bytes(short_vector),
                 use_case_vector=(
-                    vector_to_bytes(next(use_case_vectors)) if texts.use_case else b""
+                    vector_to_bytes(next(use_case_vectors)) if texts.use_cases else b""
                 ),
             )
             for (endpoint_id, texts), vector, short_vector in zip(
@@ -224,6 +224,24 @@ def endpoint_embeddings_refresh(
     with transaction.atomic():
         catalog_version_bump()
     return len(stale)
+
+
+def _use_cases_embed(use_cases: list[tuple[str, ...]]) -> list[np.ndarray]:
+    """One vector for each endpoint that has use cases: the mean of their vectors, scaled back
+    to unit length, so that it stands for what its wordings share and a dot product with it is
+    still a cosine."""
+    from catalog.embeddings import texts_embed
+
+    lines = [line for endpoint in use_cases for line in endpoint]
+    vectors = iter(texts_embed(lines) if lines else [])
+    means = []
+    for endpoint in use_cases:
+        if len(endpoint) == 1:
+            means.append(next(vectors))
+        elif endpoint:
+            mean = np.mean([next(vectors) for _ in endpoint], axis=0)
+            means.append((mean / np.linalg.norm(mean)).astype(np.float32))
+    return means
 
 
 def _embeddings_refresh_after_commit(**scope) -> None:
@@ -483,7 +501,9 @@ def _import_endpoints(
     update_fields: set[str] = set()
     for item in parsed.endpoints:
         values = _endpoint_values(item, parsed, default_price_micros, verify)
-        values["use_case"] = item.use_case or shipped_use_case(api.slug, item.method, item.path)
+        values["use_cases"] = use_cases_join(
+            item.use_cases or shipped_use_cases(api.slug, item.method, item.path)
+        )
         endpoint = existing.get((item.method, item.path))
         if endpoint is None:
             to_create.append(Endpoint(api=api, method=item.method, path=item.path, **values))

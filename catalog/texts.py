@@ -10,8 +10,9 @@ import html
 import re
 
 BRIEF_CHARS = 300
-# The longest use case an endpoint keeps (catalog.use_cases).
+# The longest use case an endpoint keeps, and how many it keeps (catalog.use_cases).
 USE_CASE_CHARS = 200
+USE_CASES_MAX = 3
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")

@@ -346,3 +346,35 @@ def test_the_import_page_wants_a_file_or_a_url(operator):
     response = operator.post("/admin/catalog/providerapi/import/", {})
     assert "Give either a document file or a URL" in response.content.decode()
     assert operator.get("/admin/catalog/providerapi/").content.count(b"Import OpenAPI document")
+
+
+def test_use_cases_are_entered_one_per_line_and_kept_cleaned(operator, api):
+    endpoint = api.endpoints.get(path="/v1/a")
+    response = operator.post(
+        change_url("endpoint", endpoint.pk),
+        endpoint_form(
+            endpoint,
+            use_cases="  find a   person's email\r\n\r\nwho works at acme\nwho works at acme",
+        ),
+    )
+    assert response.status_code == 302, response.content[:3000]
+    endpoint.refresh_from_db()
+    assert endpoint.use_cases == "find a person's email\nwho works at acme"
+
+
+@pytest.mark.parametrize(
+    ("use_cases", "message"),
+    [
+        ("one\ntwo\nthree\nfour", "holds 4 use cases, at most 3"),
+        ("fine\n" + "x" * 201, "item 2 is longer than 200 characters"),
+    ],
+)
+def test_too_many_or_too_long_use_cases_are_refused(operator, api, use_cases, message):
+    endpoint = api.endpoints.get(path="/v1/a")
+    response = operator.post(
+        change_url("endpoint", endpoint.pk), endpoint_form(endpoint, use_cases=use_cases)
+    )
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.use_cases == ""
