@@ -3,8 +3,9 @@ variant, on each split of bench/search_queries.yaml: train (what the fusion is c
 on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind
 `seed` split over the seed catalog (the model's adapter, bench/search_tune.py, is trained on the
 train, `named` and `needs` splits: their figures are the model's training figures); and on the
-held-out needs of bench/search_heldout.yaml (split `heldout`), which nothing is chosen or fitted
-on and no choice below reads. Then what the score means: how many right answers score at least
+held-out needs of bench/search_heldout.yaml (split `heldout`) and bench/search_heldout_fresh.yaml
+(split `fresh`, written later for a new draw of endpoints), which nothing is chosen or fitted on
+and no choice below reads. Then what the score means: how many right answers score at least
 0.5, and how many needs nothing answers (the held-out file's nonsense and out-of-catalog needs)
 keep their best score below 0.3.
 
@@ -64,8 +65,10 @@ import harness
 
 LIMIT = 10
 HELDOUT = Path(__file__).resolve().parent / "search_heldout.yaml"
+# A second held-out set, written after the use cases were settled, for endpoints of a new draw.
+HELDOUT_FRESH = Path(__file__).resolve().parent / "search_heldout_fresh.yaml"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
-NEVER_READ = ("heldout", "given")
+NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
     "I need an API that can {}",
     "Which endpoint lets me {}?",
@@ -79,6 +82,7 @@ def main() -> None:
     with harness.django_database(f"gw_search_quality_{os.getpid()}"):
         _run(
             fit=arguments.fit,
+            calibrate=arguments.calibrate,
             views=arguments.views,
             naive=arguments.naive,
             given=arguments.queries,
@@ -88,13 +92,18 @@ def main() -> None:
 def _arguments():
     parser = harness.argument_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit the fusion on the train split")
+    parser.add_argument(
+        "--calibrate", action="store_true", help="refit the served weights' calibration only"
+    )
     parser.add_argument("--views", action="store_true", help="compare per-field views")
     parser.add_argument("--naive", action="store_true", help="the issue's reference baseline")
     parser.add_argument("--queries", type=Path, help='another query set, reported as "given"')
     return parser.parse_args()
 
 
-def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> None:
+def _run(
+    *, fit: bool, calibrate: bool, views: bool, naive: bool, given: Path | None = None
+) -> None:
     import numpy as np
     import yaml
 
@@ -117,6 +126,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
     queries = harness.search_queries()
     queries += [{**query, "split": "heldout"} for query in yaml.safe_load(HELDOUT.read_text())]
+    queries += [{**query, "split": "fresh"} for query in yaml.safe_load(HELDOUT_FRESH.read_text())]
     for query in queries:
         query["q"] = str(query["q"])  # a need such as "42" reads as a number
     if given is not None:
@@ -127,7 +137,7 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
-    names = ("train", "validation", "test", "named", "needs", "seed", "heldout")
+    names = ("train", "validation", "test", "named", "needs", "seed", "heldout", "fresh")
     names += ("given",) if given is not None else ()
     calibration = {name: [q for q in queries if q["split"] == name] for name in names}
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
@@ -305,6 +315,13 @@ def _run(*, fit: bool, views: bool, naive: bool, given: Path | None = None) -> N
     _score_meaning(index, splits, calibration, signals)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
+    elif calibrate:
+        _calibrate(
+            index,
+            calibration["train"],
+            signals,
+            (RANKING.short_view, RANKING.use_case_view, RANKING.lexical, RANKING.lexical_half),
+        )
 
 
 def _served_rank(
@@ -751,8 +768,8 @@ def _answers_the_need(index, query, relevance):
 
 def _score_meaning(index, splits, calibration, signals) -> None:
     """What the served score says: how often an endpoint with a given score answers its need
-    (every split but train and heldout), how many needs have a right answer scoring at least
-    0.5, and how many needs nothing answers keep their best score below 0.3."""
+    (every split but train and the held-out ones), how many needs have a right answer scoring at
+    least 0.5, and how many needs nothing answers keep their best score below 0.3."""
     import numpy as np
 
     from catalog.search import RANKING
@@ -794,7 +811,7 @@ def _score_meaning(index, splits, calibration, signals) -> None:
 
 
 def _fit(index, train, calibration_train, signals) -> None:
-    """Choose the short view's weight, the use case's, the lexical weight and its saturation on
+    """Choose the short view's weight, the use cases', the lexical weight and its saturation on
     the training split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of
     the chosen relevance: "answers the need" against the relevance alone, over each training
     query's endpoints labelled by ``_answers_the_need`` (queries without an answer included,
@@ -808,9 +825,6 @@ def _fit(index, train, calibration_train, signals) -> None:
         s = signals[query["q"]]
         texts = (1 - short_view) * s["full"] + short_view * s["short"]
         return (1 - use_case_view) * texts + use_case_view * s["use_case"], s["bm25"]
-
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
     from catalog.search import RANKING, Ranking
 
@@ -830,7 +844,7 @@ def _fit(index, train, calibration_train, signals) -> None:
     best = None
     grid = itertools.product(
         (0.0, 0.3, 0.5, 0.7),
-        (0.0, 0.2, 0.3, 0.4, 0.5, 0.6),
+        (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
         (0.0, 0.25, 0.5, 0.75, 1.0),
         (4.0, 8.0, 16.0),
     )
@@ -849,16 +863,41 @@ def _fit(index, train, calibration_train, signals) -> None:
         if best is None or key > best[0]:
             best = (key, short_view, use_case_view, lexical, half)
     _, short_view, use_case_view, lexical, half = best
-    ranking = Ranking(short_view, lexical, half, use_case_view=use_case_view, **fit_start)
-    features, labels, weights = [], [], []
+    _calibrate(index, calibration_train, signals, (short_view, use_case_view, lexical, half))
+
+
+def _calibrate(index, calibration_train, signals, weights: tuple) -> None:
+    """Fit the logistic calibration of the relevance with ``weights`` (short view, use case
+    view, lexical weight and saturation) on the training split, as ``_fit`` describes."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from catalog.search import RANKING, Ranking
+
+    short_view, use_case_view, lexical, half = weights
+    ranking = Ranking(
+        short_view,
+        lexical,
+        half,
+        use_case_view=use_case_view,
+        scale=1.0,
+        bias=0.0,
+        verified_prior=RANKING.verified_prior,
+        lexical_best_place=RANKING.lexical_best_place,
+    )
+    features, labels, sample_weights = [], [], []
     for query in calibration_train:
-        relevance = ranking.relevance(*_mixed(query, short_view, use_case_view), verified)
+        s = signals[query["q"]]
+        texts = (1 - short_view) * s["full"] + short_view * s["short"]
+        cosine = (1 - use_case_view) * texts + use_case_view * s["use_case"]
+        relevance = ranking.relevance(cosine, s["bm25"], index.verified)
         right, wrong = _answers_the_need(index, query, relevance)
         features += [relevance[row] for row in right + wrong]
         labels += [1] * len(right) + [0] * len(wrong)
-        weights += [1 / max(len(right), 1)] * len(right) + [1 / max(len(wrong), 1)] * len(wrong)
+        sample_weights += [1 / max(len(right), 1)] * len(right)
+        sample_weights += [1 / max(len(wrong), 1)] * len(wrong)
     model = LogisticRegression(C=100.0, max_iter=1000)
-    model.fit(np.array(features).reshape(-1, 1), labels, sample_weight=weights)
+    model.fit(np.array(features).reshape(-1, 1), labels, sample_weight=sample_weights)
     print(
         f"chosen: short_view={short_view} use_case_view={use_case_view} lexical={lexical} "
         f"lexical_half={half} "

@@ -254,7 +254,8 @@ SEED_NEEDS = {
 # Needs the ranking does not answer cleanly yet: what ranks above their last right endpoint is a
 # provider that shares the need's words but does something else (the company behind an email
 # for "find the email of a person", job postings for "people by job title", Firecrawl's web search
-# that scrapes each result into markdown for "scrape a web page as markdown").
+# that scrapes each result into markdown for "scrape a web page as markdown", Reddit's posts of
+# one user, "see what someone has posted", between a subreddit's top and hot posts).
 NOT_YET = {
     "find the email address of a person at a company",
     "scrape a web page as markdown",
@@ -262,6 +263,7 @@ NOT_YET = {
     "enrich a company from its domain",
     "find job openings",
     "search for people by job title and company",
+    "get the top posts of a subreddit",
 }
 
 
