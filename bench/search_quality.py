@@ -810,6 +810,12 @@ def _score_meaning(index, splits, calibration, signals) -> None:
             print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
 
 
+def _mixed(s: dict, short_view: float, use_case_view: float):
+    """A query's cosine with each endpoint's views mixed by these weights, and its BM25."""
+    texts = (1 - short_view) * s["full"] + short_view * s["short"]
+    return (1 - use_case_view) * texts + use_case_view * s["use_case"], s["bm25"]
+
+
 def _fit(index, train, calibration_train, signals) -> None:
     """Choose the short view's weight, the use cases', the lexical weight and its saturation on
     the training split (by MRR, then hit@5, then hit@1), then fit the logistic calibration of
@@ -820,11 +826,6 @@ def _fit(index, train, calibration_train, signals) -> None:
     is where an endpoint looks as much like a need's right answers as like its wrong ones. The
     verified prior and the lexical best's place stay as served (``_served_alternatives`` prints
     the figures they were chosen by)."""
-
-    def _mixed(query, short_view, use_case_view):
-        s = signals[query["q"]]
-        texts = (1 - short_view) * s["full"] + short_view * s["short"]
-        return (1 - use_case_view) * texts + use_case_view * s["use_case"], s["bm25"]
 
     from catalog.search import RANKING, Ranking
 
@@ -853,7 +854,7 @@ def _fit(index, train, calibration_train, signals) -> None:
         ranks = [
             _served_rank(
                 index,
-                ranking.relevance(*_mixed(q, short_view, use_case_view), verified),
+                ranking.relevance(*_mixed(signals[q["q"]], short_view, use_case_view), verified),
                 q["rows"],
             )
             for q in train
@@ -887,10 +888,8 @@ def _calibrate(index, calibration_train, signals, weights: tuple) -> None:
     )
     features, labels, sample_weights = [], [], []
     for query in calibration_train:
-        s = signals[query["q"]]
-        texts = (1 - short_view) * s["full"] + short_view * s["short"]
-        cosine = (1 - use_case_view) * texts + use_case_view * s["use_case"]
-        relevance = ranking.relevance(cosine, s["bm25"], index.verified)
+        cosine, bm25 = _mixed(signals[query["q"]], short_view, use_case_view)
+        relevance = ranking.relevance(cosine, bm25, index.verified)
         right, wrong = _answers_the_need(index, query, relevance)
         features += [relevance[row] for row in right + wrong]
         labels += [1] * len(right) + [0] * len(wrong)

@@ -6,7 +6,7 @@ from django.conf import settings
 
 from catalog.models import Endpoint, ProviderApi
 from catalog.requirements import RequirementError, requirements_parse
-from catalog.use_cases import UseCaseError, use_cases_clean, use_cases_join
+from catalog.use_cases import UseCaseError, use_cases_clean, use_cases_join, use_cases_of
 from gateway.money import micros_to_decimal_usd, usd_to_micros
 
 
@@ -127,13 +127,11 @@ class EndpointAdminForm(forms.ModelForm):
 
     def clean_use_cases(self):
         """One use case per line, as an import keeps them."""
-        lines = [
-            line for line in self.cleaned_data.get("use_cases", "").splitlines() if line.strip()
-        ]
+        lines = use_cases_of(self.cleaned_data.get("use_cases", ""))
         if not lines:
             return ""
         try:
-            return use_cases_join(use_cases_clean(lines))
+            return use_cases_join(use_cases_clean(list(lines)))
         except UseCaseError as error:
             raise forms.ValidationError(f"The use cases: {error}.") from None
 

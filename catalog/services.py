@@ -233,15 +233,11 @@ def _use_cases_embed(use_cases: list[tuple[str, ...]]) -> list[np.ndarray]:
     from catalog.embeddings import texts_embed
 
     lines = [line for endpoint in use_cases for line in endpoint]
-    vectors = iter(texts_embed(lines) if lines else [])
-    means = []
-    for endpoint in use_cases:
-        if len(endpoint) == 1:
-            means.append(next(vectors))
-        elif endpoint:
-            mean = np.mean([next(vectors) for _ in endpoint], axis=0)
-            means.append((mean / np.linalg.norm(mean)).astype(np.float32))
-    return means
+    if not lines:
+        return []
+    ends = np.cumsum([len(endpoint) for endpoint in use_cases if endpoint])[:-1]
+    means = [group.mean(axis=0) for group in np.split(texts_embed(lines), ends)]
+    return [(mean / np.linalg.norm(mean)).astype(np.float32) for mean in means]
 
 
 def _embeddings_refresh_after_commit(**scope) -> None:
