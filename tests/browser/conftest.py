@@ -120,13 +120,18 @@ def gateway(chromium, live_server, settings) -> Iterator[str]:
 
 @pytest.fixture
 def open_browser(request, chromium, gateway) -> Iterator[Callable]:
-    """open_browser(name) -> a page in a browser of its own (cookies, clipboard) on the gateway."""
+    """open_browser(name, javascript=True) -> a page in a browser of its own (cookies, clipboard)
+    on the gateway."""
     output = request.config.rootpath / "test-output" / re.sub(r"[^\w.-]+", "_", request.node.name)
     shutil.rmtree(output, ignore_errors=True)
     opened = []
 
-    def open_browser(name: str):
-        context = chromium.new_context(base_url=gateway, viewport={"width": 1280, "height": 900})
+    def open_browser(name: str, javascript: bool = True):
+        context = chromium.new_context(
+            base_url=gateway,
+            viewport={"width": 1280, "height": 900},
+            java_script_enabled=javascript,
+        )
         context.set_default_timeout(TIMEOUT_MS)
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=gateway)
         page = context.new_page()

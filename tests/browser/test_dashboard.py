@@ -182,3 +182,22 @@ def test_the_catalog_finds_an_endpoint_by_its_purpose_and_gives_code_that_runs(
     )
     assert ran.returncode == 0, ran.stderr
     assert '"success":true' in ran.stdout.replace(" ", "")
+
+
+def test_without_javascript_the_snippets_are_there_to_select_and_no_copy_button_shows(
+    gateway, open_browser
+):
+    make_persona("erin@example.com")
+    page = open_browser("erin", javascript=False)
+    sign_in(page, "erin@example.com", "correct horse battery staple")
+
+    page.goto("/catalog")
+    page.get_by_role("searchbox", name="Describe what you need").fill(
+        "take a screenshot of a web page"
+    )
+    page.get_by_role("button", name="Search").click()
+    page.locator("section.result").first.get_by_role("link", name="GET /take").click()
+
+    expect(page.get_by_role("heading", name="curl", exact=True)).to_be_visible()
+    expect(page.locator("#snippet-curl")).to_contain_text("/v1/run")
+    expect(page.get_by_role("button", name="Copy the curl snippet")).to_be_hidden()
