@@ -12,7 +12,7 @@ import re
 BRIEF_CHARS = 300
 # The longest use case an endpoint keeps, and how many it keeps (catalog.use_cases).
 USE_CASE_CHARS = 200
-USE_CASES_MAX = 3
+USE_CASES_MAX = 4
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")

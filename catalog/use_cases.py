@@ -3,12 +3,12 @@
 Providers describe operations in their own words ("Retrieve the recipients of an envelope"); a
 user asks in theirs ("who still has to sign this document"). An endpoint's use cases bridge the
 two: search embeds them as a view of their own and indexes their words (docs/search.md). Up to
-USE_CASES_MAX of them, worded differently (the task, the goal behind it, a question it settles),
-reach needs that one wording misses. A document gives them with the operation extension
-``x-gateway-use-case`` (one string, or a list of strings); for the operations of documents that
-have none, the gateway ships ``use_cases.tsv``, written for the public OpenAPI directory's
-operations and the seed catalog's, each from the operation's record: one line per operation,
-``<api slug> <METHOD> <path>``, then each use case after a tab.
+USE_CASES_MAX of them, worded differently (the task, the goal behind it, a question it settles,
+the effect in a newcomer's words), reach needs that one wording misses. A document gives them
+with the operation extension ``x-gateway-use-case`` (one string, or a list of strings); for the
+operations of documents that have none, the gateway ships ``use_cases.tsv``, written for the
+public OpenAPI directory's operations and the seed catalog's, each from the operation's record:
+one line per operation, ``<api slug> <METHOD> <path>``, then each use case after a tab.
 
 An endpoint keeps its use cases in one text field, one per line (``Endpoint.use_cases``).
 """

@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from catalog.models import Endpoint, ProviderApi
 from catalog.selectors import catalog_version_current, provider_api_upstream_secret
 from catalog.services import provider_api_secret_set
+from catalog.texts import USE_CASES_MAX
 from gateway.models import User
 from tests.catalog.conftest import DOCUMENTS
 from tests.factories import make_endpoint, make_provider_api
@@ -365,7 +366,10 @@ def test_use_cases_are_entered_one_per_line_and_kept_cleaned(operator, api):
 @pytest.mark.parametrize(
     ("use_cases", "message"),
     [
-        ("one\ntwo\nthree\nfour", "holds 4 use cases, at most 3"),
+        (
+            "\n".join(f"need {number}" for number in range(USE_CASES_MAX + 1)),
+            f"holds {USE_CASES_MAX + 1} use cases, at most {USE_CASES_MAX}",
+        ),
         ("fine\n" + "x" * 201, "item 2 is longer than 200 characters"),
     ],
 )
