@@ -12,11 +12,21 @@ held-out needs of bench/search_heldout.yaml are never read here, and no need of
 search_catalog_needs.yaml is written for an endpoint they expect, so bench/search_quality.py
 measures the tuned model on them as on needs and endpoints it has not seen.
 
+That first stage is kept in bench/search_adapter_needs.npz. The second (`--use-cases`) starts
+from it and trains on the catalog's own use cases (catalog/use_cases.tsv): for endpoints drawn at
+random, one of the two lines written in a newcomer's words (the goal, or the fourth line) as the
+need, against the endpoint's short text or its first use case, with two wrong endpoints the
+first stage's index ranks high for that line as the hard negatives (often its API's siblings). It
+reads no query: the endpoints any `validation`, `test` or `seed` query or any held-out need
+expects are left out, so they stay unseen. Its adapter is the one served.
+
 Runs on BENCH_DATABASE_URL when set (the corpus and the seed catalog are imported into it unless
 it holds them), otherwise on a throwaway database. Seeded: the same corpus and queries give the
-same adapter on the same machine. About 40 minutes on two cores: 15 the import, 25 the training.
+same adapter on the same machine. The first stage takes about 40 minutes on two cores (15 the
+import, 25 the training), the second about 17 once the catalog is embedded with the first.
 
-    .venv/bin/python bench/search_tune.py [--out catalog/search_adapter.npz]
+    .venv/bin/python bench/search_tune.py --out bench/search_adapter_needs.npz
+    .venv/bin/python bench/search_tune.py --use-cases 4000 [--out catalog/search_adapter.npz]
 """
 
 import os
@@ -36,18 +46,46 @@ LEARNING_RATE = 3e-4
 TEMPERATURE_SCALE = 20.0
 SEED = 20261126
 OUT = harness.ROOT / "catalog" / "search_adapter.npz"
+NEEDS_ADAPTER = harness.ROOT / "bench" / "search_adapter_needs.npz"
+# The second stage: which use-case lines stand for the need (0-based: the goal and the fourth
+# line), the candidate texts, its seed and learning rate, with the first stage's other settings.
+USE_CASE_NEED_LINES = (1, 3)
+USE_CASE_CANDIDATES = ("short", "task")
+USE_CASE_SEED = 20261127
+USE_CASE_LEARNING_RATE = 1e-4
 
 
 def main() -> None:
     parser = harness.argument_parser(__doc__)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--use-cases",
+        type=int,
+        default=0,
+        help="the second stage: continue bench/search_adapter_needs.npz on this many endpoints' "
+        "use cases",
+    )
     arguments = parser.parse_args()
-    os.environ["SEARCH_ADAPTER"] = ""  # mine and train from the untuned model
+    if arguments.use_cases:
+        # mine with the first stage's model, over vectors it embedded
+        os.environ["SEARCH_ADAPTER"] = str(NEEDS_ADAPTER)
+    else:
+        os.environ["SEARCH_ADAPTER"] = ""  # mine and train from the untuned model
     with harness.django_database("gw_bench_search_tune"):
         harness.corpus_catalog_load()
-        pairs = _pairs()
-        print(f"{len(pairs)} pairs from the {', '.join(TRAIN_SPLITS)} splits")
-        adapters = _train(pairs)
+        if arguments.use_cases:
+            pairs = _use_case_pairs(arguments.use_cases)
+            print(f"{len(pairs)} pairs from the use cases of {arguments.use_cases} endpoints")
+            adapters = _train(
+                pairs,
+                from_adapter=NEEDS_ADAPTER,
+                seed=USE_CASE_SEED,
+                learning_rate=USE_CASE_LEARNING_RATE,
+            )
+        else:
+            pairs = _pairs()
+            print(f"{len(pairs)} pairs from the {', '.join(TRAIN_SPLITS)} splits")
+            adapters = _train(pairs)
         _write(adapters, arguments.out)
 
 
@@ -80,26 +118,99 @@ def _pairs() -> list[tuple[str, str, str, str]]:
     return pairs
 
 
-def _train(pairs: list[tuple[str, str, str, str]]) -> dict:
+def _use_case_pairs(count: int) -> list[tuple[str, str, str, str]]:
+    """(a newcomer's line of an endpoint, that endpoint's short text or first use case, the
+    same text of the line's best wrong endpoint, and of another high wrong one)."""
+    import numpy as np
+
+    from catalog.models import Endpoint
+    from catalog.search import endpoint_search_texts_for, query_normalise, search_index_build
+
+    random.seed(USE_CASE_SEED)
+    index = search_index_build()
+    unseen = _evaluated_endpoints()
+    row_of_id = {endpoint.id: row for row, endpoint in enumerate(index.endpoints)}
+    texts = {
+        row_of_id[endpoint.id]: endpoint_search_texts_for(endpoint, endpoint.api)
+        for endpoint in Endpoint.objects.select_related("api").filter(id__in=list(row_of_id))
+    }
+    eligible = [
+        row
+        for row, endpoint in enumerate(index.endpoints)
+        if f"{endpoint.api.slug} {endpoint.method} {endpoint.path}" not in unseen
+        and row in texts
+        and len(texts[row].use_cases) >= 4
+    ]
+
+    def text(row: int, form: str) -> str:
+        return texts[row].short if form == "short" else texts[row].use_cases[0]
+
+    pairs = []
+    for row in random.sample(eligible, min(count, len(eligible))):
+        line = texts[row].use_cases[random.choice(USE_CASE_NEED_LINES)]
+        cosine, _ = index.signals(line)
+        wrong = [int(other) for other in np.argsort(-cosine)[:30] if int(other) != row]
+        wrong = [other for other in wrong if other in texts]
+        form = random.choice(USE_CASE_CANDIDATES)
+        another = random.choice(wrong[1:10])
+        pairs.append(
+            (query_normalise(line), text(row, form), text(wrong[0], form), text(another, form))
+        )
+    return pairs
+
+
+def _evaluated_endpoints() -> set[str]:
+    """The endpoints an evaluation split or a held-out need expects."""
+    import yaml
+
+    expected = set()
+    for query in harness.search_queries():
+        if query["split"] in ("validation", "test", "seed"):
+            expected.update(query["expect"])
+    for name in ("search_heldout.yaml", "search_heldout_fresh.yaml"):
+        for query in yaml.safe_load((harness.ROOT / "bench" / name).read_text()):
+            expected.update(query["expect"] or [])
+    return expected
+
+
+def _train(
+    pairs: list[tuple[str, str, str, str]],
+    *,
+    from_adapter: Path | None = None,
+    seed: int = SEED,
+    learning_rate: float = LEARNING_RATE,
+) -> dict:
+    """LoRA adapters trained on ``pairs``, each starting from ``from_adapter`` (an adapter file) or,
+    without one, from zero (its down projection drawn at random, its up projection zero)."""
+    import numpy as np
     import torch
+    from sentence_transformers import SentenceTransformer
 
-    from catalog.embeddings import embedding_model, lora_targets
+    from catalog.embeddings import MAX_TOKENS, _model_dir, lora_targets
 
-    torch.manual_seed(SEED)
-    random.seed(SEED)
+    torch.manual_seed(seed)
+    random.seed(seed)
     torch.set_num_threads(os.cpu_count() or 1)
-    model = embedding_model()
+    # the published model, whatever SEARCH_ADAPTER names: the adapters are trained on top of it
+    model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
+    model.max_seq_length = MAX_TOKENS
     for parameter in model.parameters():
         parameter.requires_grad_(False)
+    initial = np.load(from_adapter) if from_adapter else None
     adapters = {}
     for name, linear in lora_targets(model):
-        down = torch.nn.Parameter(torch.empty(RANK, linear.in_features))
-        torch.nn.init.kaiming_uniform_(down, a=5**0.5)
-        up = torch.nn.Parameter(torch.zeros(linear.out_features, RANK))
+        if initial is None:
+            down = torch.nn.Parameter(torch.empty(RANK, linear.in_features))
+            torch.nn.init.kaiming_uniform_(down, a=5**0.5)
+            up = torch.nn.Parameter(torch.zeros(linear.out_features, RANK))
+        else:  # the file's up projection has the scale folded in
+            down = torch.nn.Parameter(torch.from_numpy(initial[f"{name}.down"].astype(np.float32)))
+            up = initial[f"{name}.up"].astype(np.float32) / (ALPHA / RANK)
+            up = torch.nn.Parameter(torch.from_numpy(up))
         adapters[name] = (down, up)
         linear.register_forward_hook(_adapter_hook(down, up, ALPHA / RANK))
     parameters = [tensor for pair in adapters.values() for tensor in pair]
-    optimiser = torch.optim.AdamW(parameters, lr=LEARNING_RATE)
+    optimiser = torch.optim.AdamW(parameters, lr=learning_rate)
     steps = EPOCHS * -(-len(pairs) // BATCH)
     warm_up = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(

@@ -208,7 +208,9 @@ def test_a_score_depends_on_the_endpoint_alone_not_on_the_other_candidates(
 ):
     """The same endpoint scores the same for the same need whether or not a better match
     stands beside it: disabling the best match leaves the others' scores as they were (but for
-    BM25's word statistics, which lose one document)."""
+    BM25's word statistics, which lose one document). An answer leaves out a weaker endpoint of
+    an API among its first five (see answer_rows), so which endpoints it shows may change: the
+    endpoints both answers show are compared."""
     client = client_for(alice.live_key)
     prompt = {"prompt": "check that an email address exists and can receive mail", "limit": 50}
     before = scores_by_path(search(client, prompt))
@@ -218,8 +220,11 @@ def test_a_score_depends_on_the_endpoint_alone_not_on_the_other_candidates(
     )
     after = scores_by_path(search(client, prompt))
     assert "/v1/verify" in before and "/v1/verify" not in after
-    expected = {path: score for path, score in before.items() if path != "/v1/verify"}
-    assert after == pytest.approx(expected, abs=0.02)
+    shown_in_both = sorted(before.keys() & after.keys())
+    assert len(shown_in_both) >= len(before) - 2
+    assert [after[path] for path in shown_in_both] == pytest.approx(
+        [before[path] for path in shown_in_both], abs=0.02
+    )
 
 
 def test_disabled_endpoints_and_apis_never_appear(client_for, alice, catalog):
@@ -548,7 +553,7 @@ def test_the_best_match_of_the_query_words_is_among_the_first_five(client_for, a
         aviation,
         "/metar/{station}",
         summary="METAR",
-        description="Latest METAR observation for an airport by ICAO code.",
+        description="Decoded METAR for an ICAO station.",
     )
     endpoint_embeddings_refresh()
     prompt = "current weather at an airport by icao code"
