@@ -25,6 +25,12 @@ CORPUS_DIR = os.environ.get(
     "CORPUS_DIR", str(ROOT.parent / "shared" / "corpus" / "openapi-directory-lite" / "specs")
 )
 QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
+# The held-out needs, which nothing is chosen or fitted on, by split: the second set was written
+# after the use cases were settled, for endpoints of a new draw.
+HELDOUT_NEEDS = {
+    "heldout": Path(__file__).resolve().parent / "search_heldout.yaml",
+    "fresh": Path(__file__).resolve().parent / "search_heldout_fresh.yaml",
+}
 ADMIN_URL = os.environ.get(
     "BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
@@ -43,6 +49,18 @@ def search_queries() -> list[dict]:
     for number, query in enumerate(queries, start=1):
         query.setdefault("split", "validation" if number % 3 == 0 else "train")
     return queries
+
+
+def heldout_needs() -> list[dict]:
+    """The held-out needs, each with its split (`heldout` or `fresh`) and its need as a string
+    (a need such as "42" reads as a number)."""
+    import yaml
+
+    return [
+        {**query, "q": str(query["q"]), "split": split}
+        for split, path in HELDOUT_NEEDS.items()
+        for query in yaml.safe_load(path.read_text())
+    ]
 
 
 def argument_parser(description: str) -> argparse.ArgumentParser:

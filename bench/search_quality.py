@@ -64,9 +64,6 @@ from pathlib import Path
 import harness
 
 LIMIT = 10
-HELDOUT = Path(__file__).resolve().parent / "search_heldout.yaml"
-# A second held-out set, written after the use cases were settled, for endpoints of a new draw.
-HELDOUT_FRESH = Path(__file__).resolve().parent / "search_heldout_fresh.yaml"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
@@ -124,9 +121,7 @@ def _run(
     print(f"index: {len(index.endpoints)} endpoints, built in {index.built_seconds:.2f} s")
 
     rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
-    queries = harness.search_queries()
-    queries += [{**query, "split": "heldout"} for query in yaml.safe_load(HELDOUT.read_text())]
-    queries += [{**query, "split": "fresh"} for query in yaml.safe_load(HELDOUT_FRESH.read_text())]
+    queries = harness.search_queries() + harness.heldout_needs()
     for query in queries:
         query["q"] = str(query["q"])  # a need such as "42" reads as a number
     if given is not None:

@@ -149,8 +149,11 @@ def _use_case_pairs(count: int) -> list[tuple[str, str, str, str]]:
     for row in random.sample(eligible, min(count, len(eligible))):
         line = texts[row].use_cases[random.choice(USE_CASE_NEED_LINES)]
         cosine, _ = index.signals(line)
-        wrong = [int(other) for other in np.argsort(-cosine)[:30] if int(other) != row]
-        wrong = [other for other in wrong if other in texts]
+        wrong = [
+            int(other)
+            for other in np.argsort(-cosine)[:30]
+            if int(other) != row and int(other) in texts
+        ]
         form = random.choice(USE_CASE_CANDIDATES)
         another = random.choice(wrong[1:10])
         pairs.append(
@@ -161,14 +164,9 @@ def _use_case_pairs(count: int) -> list[tuple[str, str, str, str]]:
 
 def _evaluated_endpoints() -> set[str]:
     """The endpoints an evaluation split or a held-out need expects."""
-    import yaml
-
     expected = set()
-    for query in harness.search_queries():
-        if query["split"] in ("validation", "test", "seed"):
-            expected.update(query["expect"])
-    for name in ("search_heldout.yaml", "search_heldout_fresh.yaml"):
-        for query in yaml.safe_load((harness.ROOT / "bench" / name).read_text()):
+    for query in harness.search_queries() + harness.heldout_needs():
+        if query["split"] in ("validation", "test", "seed", "heldout", "fresh"):
             expected.update(query["expect"] or [])
     return expected
 
@@ -184,16 +182,14 @@ def _train(
     without one, from zero (its down projection drawn at random, its up projection zero)."""
     import numpy as np
     import torch
-    from sentence_transformers import SentenceTransformer
 
-    from catalog.embeddings import MAX_TOKENS, _model_dir, lora_targets
+    from catalog.embeddings import lora_targets, published_model
 
     torch.manual_seed(seed)
     random.seed(seed)
     torch.set_num_threads(os.cpu_count() or 1)
     # the published model, whatever SEARCH_ADAPTER names: the adapters are trained on top of it
-    model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
-    model.max_seq_length = MAX_TOKENS
+    model = published_model()
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     initial = np.load(from_adapter) if from_adapter else None

@@ -104,7 +104,6 @@ def embedding_model():
 
 def _load():
     import torch
-    from sentence_transformers import SentenceTransformer
     from threadpoolctl import threadpool_limits
 
     # One intra-op thread: a 2-core box runs two workers, and an OpenMP pool started before
@@ -113,8 +112,7 @@ def _load():
     # numpy's BLAS likewise: its threads spin while waiting for a core, and on a busy box the
     # index's matrix-vector product went from about 1 ms to 8 ms with two of them.
     threadpool_limits(limits=settings.SEARCH_THREADS, user_api="blas")
-    model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
-    model.max_seq_length = MAX_TOKENS
+    model = published_model()
     adapter = _adapter_path()
     if adapter is not None:
         _adapter_merge(model, adapter)
@@ -130,6 +128,16 @@ def embedding_use_all_cores() -> None:
         import torch
 
         torch.set_num_threads(_threads)
+
+
+def published_model():
+    """The base model as published, with no adapter merged and the sequence limit set: what
+    _load serves and what bench/search_tune.py trains adapters on."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(_model_dir(), device="cpu", local_files_only=True)
+    model.max_seq_length = MAX_TOKENS
+    return model
 
 
 def _model_dir() -> str:
