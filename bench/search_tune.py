@@ -23,10 +23,11 @@ expects are left out, so they stay unseen. Its adapter is the one served.
 Runs on BENCH_DATABASE_URL when set (the corpus and the seed catalog are imported into it unless
 it holds them), otherwise on a throwaway database. Seeded: the same corpus and queries give the
 same adapter on the same machine. The first stage takes about 40 minutes on two cores (15 the
-import, 25 the training), the second about 17 once the catalog is embedded with the first.
+import, 25 the training), the second about 25 on every eligible endpoint once the catalog is
+embedded with the first.
 
     .venv/bin/python bench/search_tune.py --out bench/search_adapter_needs.npz
-    .venv/bin/python bench/search_tune.py --use-cases 4000 [--out catalog/search_adapter.npz]
+    .venv/bin/python bench/search_tune.py --use-cases 16000 [--out catalog/search_adapter.npz]
 """
 
 import os

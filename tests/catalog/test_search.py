@@ -471,7 +471,7 @@ def test_grouping_never_pushes_one_of_the_five_best_below_fifth_place(client_for
     for path, summary in FORECASTS:
         make_endpoint(sunny, path, summary=summary)
     endpoint_embeddings_refresh()
-    prompt = "forecast for the next days"
+    prompt = "weather forecast for the coming days"
     index = search_index_current()
     logits = RANKING.logits(*index.signals(prompt), index.verified, index.has_use_case)
     best = [index.endpoints[row] for row in np.argsort(-logits)[:10]]

@@ -252,18 +252,15 @@ SEED_NEEDS = {
 }
 
 # Needs the ranking does not answer cleanly yet: what ranks above their last right endpoint is a
-# provider that shares the need's words but does something else (the company behind an email
-# for "find the email of a person", job postings for "people by job title", Firecrawl's web search
-# that scrapes each result into markdown for "scrape a web page as markdown", Reddit's posts of
-# one user, "see what someone has posted", between a subreddit's top and hot posts).
+# provider that shares the need's words but does something else (Hunter's profile of a person and
+# the company behind an email for "find the email of a person", a people search and a company
+# search among the job boards for "find job openings", a company-name cleaner for "enrich a
+# company", Tavily's crawler among the web searches, which all score low, for "search the web").
 NOT_YET = {
     "find the email address of a person at a company",
-    "scrape a web page as markdown",
     "search the web",
     "enrich a company from its domain",
     "find job openings",
-    "search for people by job title and company",
-    "get the top posts of a subreddit",
 }
 
 

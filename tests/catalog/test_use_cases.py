@@ -186,7 +186,7 @@ def test_a_need_in_the_use_cases_words_finds_the_endpoint_its_record_words_hide(
 
     def scores() -> dict[tuple[str, str], float]:
         response = client.post(
-            "/v1/search", {"prompt": "who has not signed my contract yet"}, format="json"
+            "/v1/search", {"prompt": "who still has to sign my contract"}, format="json"
         )
         assert response.status_code == 200, response.content
         [api] = response.json()["results"]
