@@ -52,12 +52,11 @@ def search_queries() -> list[dict]:
 
 
 def heldout_needs() -> list[dict]:
-    """The held-out needs, each with its split (`heldout` or `fresh`) and its need as a string
-    (a need such as "42" reads as a number)."""
+    """The held-out needs, each with its split (`heldout` or `fresh`)."""
     import yaml
 
     return [
-        {**query, "q": str(query["q"]), "split": split}
+        {**query, "split": split}
         for split, path in HELDOUT_NEEDS.items()
         for query in yaml.safe_load(path.read_text())
     ]
