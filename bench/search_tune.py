@@ -24,7 +24,7 @@ Runs on BENCH_DATABASE_URL when set (the corpus and the seed catalog are importe
 it holds them), otherwise on a throwaway database. Seeded: the same corpus and queries give the
 same adapter on the same machine. The first stage takes about 40 minutes on two cores (15 the
 import, 25 the training), the second about 25 on every eligible endpoint once the catalog is
-embedded with the first.
+embedded with the first (`--lines-per-endpoint 2`, both lines of each, twice that).
 
     .venv/bin/python bench/search_tune.py --out bench/search_adapter_needs.npz
     .venv/bin/python bench/search_tune.py --use-cases 16000 [--out catalog/search_adapter.npz]
@@ -66,6 +66,13 @@ def main() -> None:
         help="the second stage: continue bench/search_adapter_needs.npz on this many endpoints' "
         "use cases",
     )
+    parser.add_argument(
+        "--lines-per-endpoint",
+        type=int,
+        choices=(1, len(USE_CASE_NEED_LINES)),
+        default=1,
+        help="the second stage: one of an endpoint's newcomer lines drawn at random, or each",
+    )
     arguments = parser.parse_args()
     if arguments.use_cases:
         # mine with the first stage's model, over vectors it embedded
@@ -75,7 +82,7 @@ def main() -> None:
     with harness.django_database("gw_bench_search_tune"):
         harness.corpus_catalog_load()
         if arguments.use_cases:
-            pairs = _use_case_pairs(arguments.use_cases)
+            pairs = _use_case_pairs(arguments.use_cases, arguments.lines_per_endpoint)
             print(f"{len(pairs)} pairs from the use cases of {arguments.use_cases} endpoints")
             adapters = _train(
                 pairs,
@@ -119,7 +126,7 @@ def _pairs() -> list[tuple[str, str, str, str]]:
     return pairs
 
 
-def _use_case_pairs(count: int) -> list[tuple[str, str, str, str]]:
+def _use_case_pairs(count: int, lines_per_endpoint: int) -> list[tuple[str, str, str, str]]:
     """(a newcomer's line of an endpoint, that endpoint's short text or first use case, the
     same text of the line's best wrong endpoint, and of another high wrong one)."""
     import numpy as np
@@ -148,18 +155,20 @@ def _use_case_pairs(count: int) -> list[tuple[str, str, str, str]]:
 
     pairs = []
     for row in random.sample(eligible, min(count, len(eligible))):
-        line = texts[row].use_cases[random.choice(USE_CASE_NEED_LINES)]
-        cosine, _ = index.signals(line)
-        wrong = [
-            int(other)
-            for other in np.argsort(-cosine)[:30]
-            if int(other) != row and int(other) in texts
-        ]
-        form = random.choice(USE_CASE_CANDIDATES)
-        another = random.choice(wrong[1:10])
-        pairs.append(
-            (query_normalise(line), text(row, form), text(wrong[0], form), text(another, form))
-        )
+        each = lines_per_endpoint > 1
+        for number in USE_CASE_NEED_LINES if each else (random.choice(USE_CASE_NEED_LINES),):
+            line = texts[row].use_cases[number]
+            cosine, _ = index.signals(line)
+            wrong = [
+                int(other)
+                for other in np.argsort(-cosine)[:30]
+                if int(other) != row and int(other) in texts
+            ]
+            form = random.choice(USE_CASE_CANDIDATES)
+            another = random.choice(wrong[1:10])
+            pairs.append(
+                (query_normalise(line), text(row, form), text(wrong[0], form), text(another, form))
+            )
     return pairs
 
 
