@@ -73,6 +73,12 @@ def main() -> None:
         default=1,
         help="the second stage: one of an endpoint's newcomer lines drawn at random, or each",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=USE_CASE_SEED,
+        help="the second stage's seed: its draws of endpoints, lines, candidates and order",
+    )
     arguments = parser.parse_args()
     if arguments.use_cases:
         # mine with the first stage's model, over vectors it embedded
@@ -82,12 +88,14 @@ def main() -> None:
     with harness.django_database("gw_bench_search_tune"):
         harness.corpus_catalog_load()
         if arguments.use_cases:
-            pairs = _use_case_pairs(arguments.use_cases, arguments.lines_per_endpoint)
+            pairs = _use_case_pairs(
+                arguments.use_cases, arguments.lines_per_endpoint, arguments.seed
+            )
             print(f"{len(pairs)} pairs from the use cases of {arguments.use_cases} endpoints")
             adapters = _train(
                 pairs,
                 from_adapter=NEEDS_ADAPTER,
-                seed=USE_CASE_SEED,
+                seed=arguments.seed,
                 learning_rate=USE_CASE_LEARNING_RATE,
             )
         else:
@@ -126,7 +134,9 @@ def _pairs() -> list[tuple[str, str, str, str]]:
     return pairs
 
 
-def _use_case_pairs(count: int, lines_per_endpoint: int) -> list[tuple[str, str, str, str]]:
+def _use_case_pairs(
+    count: int, lines_per_endpoint: int, seed: int
+) -> list[tuple[str, str, str, str]]:
     """(a newcomer's line of an endpoint, that endpoint's short text or first use case, the
     same text of the line's best wrong endpoint, and of another high wrong one)."""
     import numpy as np
@@ -134,7 +144,7 @@ def _use_case_pairs(count: int, lines_per_endpoint: int) -> list[tuple[str, str,
     from catalog.models import Endpoint
     from catalog.search import endpoint_search_texts_for, query_normalise, search_index_build
 
-    random.seed(USE_CASE_SEED)
+    random.seed(seed)
     index = search_index_build()
     unseen = _evaluated_endpoints()
     row_of_id = {endpoint.id: row for row, endpoint in enumerate(index.endpoints)}
