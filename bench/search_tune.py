@@ -163,10 +163,10 @@ def _use_case_pairs(
     def text(row: int, form: str) -> str:
         return texts[row].short if form == "short" else texts[row].use_cases[0]
 
+    every_line = lines_per_endpoint > 1
     pairs = []
     for row in random.sample(eligible, min(count, len(eligible))):
-        each = lines_per_endpoint > 1
-        for number in USE_CASE_NEED_LINES if each else (random.choice(USE_CASE_NEED_LINES),):
+        for number in USE_CASE_NEED_LINES if every_line else (random.choice(USE_CASE_NEED_LINES),):
             line = texts[row].use_cases[number]
             cosine, _ = index.signals(line)
             wrong = [
