@@ -79,6 +79,9 @@ def main() -> None:
         default=USE_CASE_SEED,
         help="the second stage's seed: its draws of endpoints, lines, candidates and order",
     )
+    parser.add_argument(
+        "--epochs", type=int, default=EPOCHS, help="passes over the pairs (the same pairs each)"
+    )
     arguments = parser.parse_args()
     if arguments.use_cases:
         # mine with the first stage's model, over vectors it embedded
@@ -97,11 +100,12 @@ def main() -> None:
                 from_adapter=NEEDS_ADAPTER,
                 seed=arguments.seed,
                 learning_rate=USE_CASE_LEARNING_RATE,
+                epochs=arguments.epochs,
             )
         else:
             pairs = _pairs()
             print(f"{len(pairs)} pairs from the {', '.join(TRAIN_SPLITS)} splits")
-            adapters = _train(pairs)
+            adapters = _train(pairs, epochs=arguments.epochs)
         _write(adapters, arguments.out)
 
 
@@ -197,6 +201,7 @@ def _train(
     from_adapter: Path | None = None,
     seed: int = SEED,
     learning_rate: float = LEARNING_RATE,
+    epochs: int = EPOCHS,
 ) -> dict:
     """LoRA adapters trained on ``pairs``, each starting from ``from_adapter`` (an adapter file) or,
     without one, from zero (its down projection drawn at random, its up projection zero)."""
@@ -227,14 +232,14 @@ def _train(
         linear.register_forward_hook(_adapter_hook(down, up, ALPHA / RANK))
     parameters = [tensor for pair in adapters.values() for tensor in pair]
     optimiser = torch.optim.AdamW(parameters, lr=learning_rate)
-    steps = EPOCHS * -(-len(pairs) // BATCH)
+    steps = epochs * -(-len(pairs) // BATCH)
     warm_up = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda step: min(1.0, (step + 1) / warm_up) * max(0.0, 1 - step / steps)
     )
     model.train()
     started, step = time.perf_counter(), 0
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         random.shuffle(pairs)
         for start in range(0, len(pairs), BATCH):
             batch = pairs[start : start + BATCH]
