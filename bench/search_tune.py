@@ -83,6 +83,8 @@ def main() -> None:
         "--epochs", type=int, default=EPOCHS, help="passes over the pairs (the same pairs each)"
     )
     arguments = parser.parse_args()
+    if arguments.epochs < 1:
+        parser.error("--epochs must be at least 1")
     if arguments.use_cases:
         # mine with the first stage's model, over vectors it embedded
         os.environ["SEARCH_ADAPTER"] = str(NEEDS_ADAPTER)
