@@ -80,6 +80,12 @@ def main() -> None:
         help="the second stage's seed: its draws of endpoints, lines, candidates and order",
     )
     parser.add_argument(
+        "--extra-needs",
+        type=Path,
+        help="the second stage: also pair each need of this file (written as "
+        "search_catalog_needs.yaml is) with the endpoints it expects",
+    )
+    parser.add_argument(
         "--epochs", type=int, default=EPOCHS, help="passes over the pairs (the same pairs each)"
     )
     arguments = parser.parse_args()
@@ -94,7 +100,10 @@ def main() -> None:
         harness.corpus_catalog_load()
         if arguments.use_cases:
             pairs = _use_case_pairs(
-                arguments.use_cases, arguments.lines_per_endpoint, arguments.seed
+                arguments.use_cases,
+                arguments.lines_per_endpoint,
+                arguments.seed,
+                arguments.extra_needs,
             )
             print(f"{len(pairs)} pairs from the use cases of {arguments.use_cases} endpoints")
             adapters = _train(
@@ -141,11 +150,13 @@ def _pairs() -> list[tuple[str, str, str, str]]:
 
 
 def _use_case_pairs(
-    count: int, lines_per_endpoint: int, seed: int
+    count: int, lines_per_endpoint: int, seed: int, extra_needs: Path | None = None
 ) -> list[tuple[str, str, str, str]]:
     """(a newcomer's line of an endpoint, that endpoint's short text or first use case, the
-    same text of the line's best wrong endpoint, and of another high wrong one)."""
+    same text of the line's best wrong endpoint, and of another high wrong one); and the same
+    for each need of ``extra_needs`` against the endpoints it expects."""
     import numpy as np
+    import yaml
 
     from catalog.models import Endpoint
     from catalog.search import endpoint_search_texts_for, query_normalise, search_index_build
@@ -169,22 +180,32 @@ def _use_case_pairs(
     def text(row: int, form: str) -> str:
         return texts[row].short if form == "short" else texts[row].use_cases[0]
 
+    def pair(row: int, need: str) -> tuple[str, str, str, str]:
+        cosine, _ = index.signals(need)
+        wrong = [
+            int(other)
+            for other in np.argsort(-cosine)[:30]
+            if int(other) != row and int(other) in texts
+        ]
+        form = random.choice(USE_CASE_CANDIDATES)
+        another = random.choice(wrong[1:10])
+        return (query_normalise(need), text(row, form), text(wrong[0], form), text(another, form))
+
     every_line = lines_per_endpoint > 1
     pairs = []
     for row in random.sample(eligible, min(count, len(eligible))):
         for number in USE_CASE_NEED_LINES if every_line else (random.choice(USE_CASE_NEED_LINES),):
-            line = texts[row].use_cases[number]
-            cosine, _ = index.signals(line)
-            wrong = [
-                int(other)
-                for other in np.argsort(-cosine)[:30]
-                if int(other) != row and int(other) in texts
-            ]
-            form = random.choice(USE_CASE_CANDIDATES)
-            another = random.choice(wrong[1:10])
-            pairs.append(
-                (query_normalise(line), text(row, form), text(wrong[0], form), text(another, form))
-            )
+            pairs.append(pair(row, texts[row].use_cases[number]))
+    if extra_needs:
+        row_of_key = {
+            f"{endpoint.api.slug} {endpoint.method} {endpoint.path}": row
+            for row, endpoint in enumerate(index.endpoints)
+        }
+        for query in yaml.safe_load(extra_needs.read_text()):
+            for key in query["expect"]:
+                if key in unseen:
+                    raise SystemExit(f"{extra_needs}: {key} is expected by an evaluated need")
+                pairs.append(pair(row_of_key[key], str(query["q"])))
     return pairs
 
 
