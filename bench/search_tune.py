@@ -130,7 +130,7 @@ def _pairs() -> list[tuple[str, str, str, str]]:
 
     random.seed(SEED)
     index = search_index_build()
-    rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
+    rows = _rows_by_key(index)
     texts = dict(EndpointEmbedding.objects.values_list("endpoint_id", "text"))
     text_of = [texts.get(endpoint.id, "") for endpoint in index.endpoints]
     queries = [query for query in harness.search_queries() if query["split"] in TRAIN_SPLITS]
@@ -172,9 +172,7 @@ def _use_case_pairs(
     eligible = [
         row
         for row, endpoint in enumerate(index.endpoints)
-        if f"{endpoint.api.slug} {endpoint.method} {endpoint.path}" not in unseen
-        and row in texts
-        and len(texts[row].use_cases) >= 4
+        if _endpoint_key(endpoint) not in unseen and row in texts and len(texts[row].use_cases) >= 4
     ]
 
     def text(row: int, form: str) -> str:
@@ -197,16 +195,25 @@ def _use_case_pairs(
         for number in USE_CASE_NEED_LINES if every_line else (random.choice(USE_CASE_NEED_LINES),):
             pairs.append(pair(row, texts[row].use_cases[number]))
     if extra_needs:
-        row_of_key = {
-            f"{endpoint.api.slug} {endpoint.method} {endpoint.path}": row
-            for row, endpoint in enumerate(index.endpoints)
-        }
+        rows = _rows_by_key(index)
         for query in yaml.safe_load(extra_needs.read_text()):
             for key in query["expect"]:
                 if key in unseen:
                     raise SystemExit(f"{extra_needs}: {key} is expected by an evaluated need")
-                pairs.append(pair(row_of_key[key], str(query["q"])))
+                if key not in rows:
+                    raise SystemExit(f"{extra_needs}: {key} is not an enabled endpoint")
+                pairs.append(pair(rows[key], str(query["q"])))
     return pairs
+
+
+def _endpoint_key(endpoint) -> str:
+    """How the query files name an endpoint: "<slug> <METHOD> <path>"."""
+    return f"{endpoint.api.slug} {endpoint.method} {endpoint.path}"
+
+
+def _rows_by_key(index) -> dict[str, int]:
+    """Each indexed endpoint's row, by its key."""
+    return {_endpoint_key(endpoint): row for row, endpoint in enumerate(index.endpoints)}
 
 
 def _evaluated_endpoints() -> set[str]:
