@@ -7,7 +7,9 @@ held-out needs of bench/search_heldout.yaml (split `heldout`) and bench/search_h
 (split `fresh`, written later for a new draw of endpoints), which nothing is chosen or fitted on
 and no choice below reads. Then what the score means: how many right answers score at least
 0.5, and how many needs nothing answers (the held-out file's nonsense and out-of-catalog needs)
-keep their best score below 0.3.
+keep their best score below 0.3; and the same for the terse prompts of bench/search_terse.yaml
+(one to three words, their first ten endpoints judged), with the short-prompt lift and without,
+on the half it is fitted on and the half it is not (`--calibrate` fits it again).
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -64,6 +66,7 @@ from pathlib import Path
 import harness
 
 LIMIT = 10
+TERSE = harness.ROOT / "bench" / "search_terse.yaml"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
@@ -110,6 +113,7 @@ def _run(
         RANKING,
         Ranking,
         lexical_tokens,
+        prompt_words,
         query_normalise,
         search_index_build,
     )
@@ -181,6 +185,7 @@ def _run(
             "use_case": use_case @ vector,
             "framed": index.signals(framed, normalise=True),
             "framed_raw": index.signals(framed, normalise=False),
+            "words": prompt_words(query["q"]),
             "names_api": naming(query_normalise(query["q"])),
             "kind": kinds(query_normalise(query["q"])),
             "vector": vector,
@@ -308,6 +313,7 @@ def _run(
     if naive_vectors is not None:
         _held_back_estimate(index, splits, signals)
     _score_meaning(index, splits, calibration, signals)
+    _short_prompts(index, calibration["train"], signals, fit_lift=calibrate)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
     elif calibrate:
@@ -771,9 +777,10 @@ def _score_meaning(index, splits, calibration, signals) -> None:
 
     def scores(query):
         s = signals[query["q"]]
-        return 1 / (
-            1 + np.exp(-RANKING.logits(s["cosine"], s["bm25"], index.verified, index.has_use_case))
+        logits = RANKING.logits(
+            s["cosine"], s["bm25"], index.verified, index.has_use_case, words=s["words"]
         )
+        return 1 / (1 + np.exp(-logits))
 
     edges = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0001]
     hits = np.zeros(len(edges) - 1)
@@ -803,6 +810,139 @@ def _score_meaning(index, splits, calibration, signals) -> None:
         best = np.array([scores(query).max() for query in items if not query["rows"]])
         if len(best):
             print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
+
+
+def _short_prompts(index, calibration_train, signals, *, fit_lift: bool) -> None:
+    """The terse prompts of bench/search_terse.yaml: how the served ranking orders them (read by
+    their judged endpoints) and what their scores say, with the served short-prompt lift and
+    without it; with ``fit_lift``, the lift fitted on the file's `fit` half and the training
+    split, the calibration held as served."""
+    import numpy as np
+    import yaml
+
+    from catalog.search import RANKING, Ranking, prompt_words
+
+    keys = [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
+    prompts = yaml.safe_load(TERSE.read_text())
+    for prompt in prompts:
+        cosine, bm25 = index.signals(prompt["q"])
+        # unlifted: the lift is added below, as each way of scoring has it
+        logits = RANKING.logits(cosine, bm25, index.verified, index.has_use_case)
+        first = np.argsort(-logits, kind="stable")[:LIMIT]
+        label = {key: 1 for key in prompt["right"]} | {key: 0 for key in prompt["wrong"]}
+        prompt["words"] = prompt_words(prompt["q"])
+        prompt["logits"] = logits[first]
+        prompt["labels"] = np.array([label.get(keys[row], -1) for row in first])
+    halves = {half: [p for p in prompts if p["half"] == half] for half in ("fit", "heldout")}
+
+    print()
+    print("terse prompts (bench/search_terse.yaml), the served first ten read by their judgements:")
+    for half, items in halves.items():
+        answered = [p for p in items if (p["labels"] == 1).any()]
+        places = np.array([int(np.argmax(p["labels"] == 1)) + 1 for p in answered])
+        unjudged = sum(int((p["labels"] == -1).sum()) for p in items)
+        print(
+            f"  {half:<8} {len(items)} prompts, {len(answered)} with a right endpoint in the first "
+            f"ten: hit@1 {np.mean(places == 1):.3f}, hit@5 {np.mean(places <= 5):.3f}, "
+            f"MRR {np.mean(1 / places):.3f} ({unjudged} of their endpoints unjudged)"
+        )
+
+    def score(ranking, prompt):
+        lift = ranking.short_prompt_lift_for(prompt["words"])
+        return 1 / (1 + np.exp(-(prompt["logits"] + lift)))
+
+    unlifted = Ranking(**{**RANKING.__dict__, "short_prompt_lift": 0.0})
+    print("what their scores say (the best right endpoint >= 0.5; endpoints >= 0.5 that are right;")
+    print("nonsense prompts whose best stays < 0.3, and their largest; log loss):")
+    for name, ranking in (("served", RANKING), ("no lift", unlifted)):
+        for half, items in halves.items():
+            print(
+                f"  {name:<8} {half:<8} "
+                f"{_short_prompt_figures(items, lambda p, ranking=ranking: score(ranking, p))}"
+            )
+    if fit_lift:
+        _fit_short_prompt_lift(index, calibration_train, signals, halves["fit"])
+
+
+def _short_prompt_figures(items, scores) -> str:
+    import numpy as np
+
+    answered = [p for p in items if (p["labels"] == 1).any()]
+    best_right = np.array([scores(p)[p["labels"] == 1].max() for p in answered])
+    unanswered = np.array([scores(p).max() for p in items if p.get("nonsense")])
+    high = [
+        label
+        for p in items
+        for s, label in zip(scores(p), p["labels"], strict=True)
+        if label >= 0 and s >= 0.5
+    ]
+    return (
+        f"{np.mean(best_right >= 0.5):.3f} | {np.mean(high) if high else 0:.2f} of {len(high)} | "
+        f"{np.mean(unanswered < 0.3):.3f} ({unanswered.max():.2f}) | "
+        f"{_balanced_log_loss(items, scores):.3f}"
+    )
+
+
+def _balanced_log_loss(items, scores) -> float:
+    """Mean over prompts of the log loss of their judged endpoints, right and wrong weighed
+    alike within each prompt."""
+    import numpy as np
+
+    losses = []
+    for prompt in items:
+        probability = np.clip(scores(prompt), 1e-9, 1 - 1e-9)
+        loss = 0.0
+        for wanted in (1, 0):
+            chosen = prompt["labels"] == wanted
+            if chosen.any():
+                hit = probability[chosen] if wanted else 1 - probability[chosen]
+                loss += -np.log(hit).mean()
+        losses.append(loss)
+    return float(np.mean(losses))
+
+
+def _fit_short_prompt_lift(index, calibration_train, signals, fit_half) -> None:
+    """``short_prompt_lift`` and ``short_prompt_decay`` by maximum likelihood on the terse
+    prompts' `fit` half (every judged endpoint of the first ten) and the training split (as
+    ``_calibrate`` labels it), the scale and bias held as served."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    from catalog.search import RANKING
+
+    logits, words, labels, weights = [], [], [], []
+
+    def add(unlifted, count, label_of):
+        for wanted in (1, 0):
+            chosen = [x for x, label in zip(unlifted, label_of, strict=True) if label == wanted]
+            if not chosen:
+                continue
+            logits.extend(chosen)
+            words.extend([count] * len(chosen))
+            labels.extend([wanted] * len(chosen))
+            weights.extend([1 / len(chosen)] * len(chosen))
+
+    for query in calibration_train:
+        s = signals[query["q"]]
+        relevance = RANKING.relevance(s["cosine"], s["bm25"], index.verified)
+        right, wrong = _answers_the_need(index, query, relevance)
+        unlifted = RANKING.scale * relevance[right + wrong] + RANKING.bias
+        add(unlifted, s["words"], [1] * len(right) + [0] * len(wrong))
+    for prompt in fit_half:
+        judged = prompt["labels"] >= 0
+        add(prompt["logits"][judged], prompt["words"], prompt["labels"][judged])
+    logits, words, labels, weights = map(np.array, (logits, words, labels, weights))
+
+    def loss(parameters):
+        lift, decay = parameters
+        shifted = logits + lift * np.exp(-(words - 1) / max(decay, 0.1))
+        return -np.sum(
+            weights
+            * (labels * -np.logaddexp(0, -shifted) + (1 - labels) * -np.logaddexp(0, shifted))
+        )
+
+    lift, decay = minimize(loss, [3.0, 1.0], method="Nelder-Mead").x
+    print(f"short-prompt lift fitted: short_prompt_lift={lift:.2f} short_prompt_decay={decay:.2f}")
 
 
 def _mixed(s: dict, short_view: float, use_case_view: float):

@@ -39,6 +39,7 @@ endpoints that crowd its first ten, each need counting once on each side.
 
 import hashlib
 import logging
+import math
 import re
 import sys
 import threading
@@ -292,6 +293,11 @@ _QUERY_FRAMING = [
 ]
 
 
+def prompt_words(prompt: str, *, normalise: bool = True) -> int:
+    """How many words the need has, as ``Ranking.logits`` reads its length."""
+    return max(1, len((query_normalise(prompt) if normalise else prompt).split()))
+
+
 def query_normalise(prompt: str) -> str:
     """The need without the words around it: "I want to send an SMS" -> "send an SMS"."""
     text = SPACES.sub(" ", prompt).strip()
@@ -324,6 +330,13 @@ class Ranking:
     endpoints a query finds (a share of the candidates' total would score five equally good
     endpoints as five poor ones, and the best of a nonsense query as a good one).
 
+    ``short_prompt_lift`` and ``short_prompt_decay`` calibrate short prompts: a prompt of a few
+    words ("weather forecast", "send sms") meets its answers' texts and use cases, written as
+    sentences, at a lower cosine than a sentence would, and would score its right answers as
+    noise. Every endpoint's logit for a prompt of ``words`` words gains
+    ``short_prompt_lift * exp(-(words - 1) / short_prompt_decay)``: the same for every endpoint
+    of one prompt, so it never changes the order, and nearly nothing past six words.
+
     ``lexical_best_place`` (0: off) lifts the endpoint with the highest BM25 score to just above
     the relevance at that place when it ranks below it, so that the words' best match is always
     among the first that many: the dense signal outweighs BM25 in the sum, and where the two
@@ -345,6 +358,8 @@ class Ranking:
     # alone (0: the same as the others').
     texts_scale: float = 0.0
     texts_bias: float = 0.0
+    short_prompt_lift: float = 0.0
+    short_prompt_decay: float = 1.0
 
     def relevance(
         self, cosine: np.ndarray, bm25: np.ndarray, verified: np.ndarray | None = None
@@ -365,20 +380,29 @@ class Ranking:
         bm25: np.ndarray,
         verified: np.ndarray | None = None,
         has_use_case: np.ndarray | None = None,
+        *,
+        words: int | None = None,
     ) -> np.ndarray:
         """The calibrated relevance, by which the answer is ordered. ``has_use_case`` (True for
         each endpoint with a use case; None: every one) picks each endpoint's calibration: a
         relevance made from the texts alone runs lower for as good a match, and calibrated
-        alike, an endpoint without a use case would score and rank below an equal one with it."""
+        alike, an endpoint without a use case would score and rank below an equal one with it.
+        ``words``: the prompt's length in words (``prompt_words``); None: no short-prompt lift."""
         relevance = self.relevance(cosine, bm25, verified)
+        lift = self.short_prompt_lift_for(words)
         if has_use_case is None or not self.texts_scale or has_use_case.all():
-            return self.scale * relevance + self.bias
+            return self.scale * relevance + (self.bias + lift)
         scale = np.where(has_use_case, self.scale, self.texts_scale)
-        bias = np.where(has_use_case, self.bias, self.texts_bias)
+        bias = np.where(has_use_case, self.bias, self.texts_bias) + lift
         logits = (scale * relevance + bias).astype(relevance.dtype)
         if self.lexical_best_place:  # its place, kept across the two calibrations
             logits = _lexical_best_lifted(logits, bm25, self.lexical_best_place)
         return logits
+
+    def short_prompt_lift_for(self, words: int | None) -> float:
+        if not words or not self.short_prompt_lift:
+            return 0.0
+        return self.short_prompt_lift * math.exp(-(words - 1) / self.short_prompt_decay)
 
 
 # Chosen and fitted by `bench/search_quality.py --fit` on the training split, but for the
@@ -386,8 +410,10 @@ class Ranking:
 # the places the training split rates alike (the script prints the sums of both); the use cases'
 # weight was chosen on the training split with the others as they were, and the calibration
 # fitted again with it (the texts' calibration is the one fitted before use cases); see
-# docs/search.md. Nothing is chosen or fitted on the held-out needs
-# (bench/search_heldout.yaml, bench/search_heldout_fresh.yaml).
+# docs/search.md. The short-prompt lift is fitted by `--calibrate` on the `fit` half of
+# bench/search_terse.yaml and the training split, the calibration above held. Nothing is chosen
+# or fitted on the held-out needs (bench/search_heldout.yaml, bench/search_heldout_fresh.yaml,
+# the `heldout` half of bench/search_terse.yaml).
 RANKING = Ranking(
     short_view=0.5,
     lexical=0.25,
@@ -399,6 +425,8 @@ RANKING = Ranking(
     use_case_view=0.7,
     texts_scale=9.41,
     texts_bias=-5.90,
+    short_prompt_lift=4.98,
+    short_prompt_decay=2.20,
 )
 
 
@@ -533,7 +561,8 @@ class SearchIndex:
         if not self.endpoints:
             return []
         cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
-        logits = ranking.logits(cosine, bm25, self.verified, self.has_use_case)
+        words = prompt_words(prompt, normalise=ranking.normalise_query)
+        logits = ranking.logits(cosine, bm25, self.verified, self.has_use_case, words=words)
         rows = self.answer(logits, limit=limit)
         scores = _sigmoid(logits[rows].astype(np.float64))
         return [

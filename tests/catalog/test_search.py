@@ -15,6 +15,7 @@ from catalog.search import (
     answer_rows,
     endpoint_short_text,
     lexical_tokens,
+    prompt_words,
     query_normalise,
     search_index_build,
     search_index_current,
@@ -453,6 +454,26 @@ def test_an_answer_keeps_its_five_best_ahead_of_the_rest():
     assert answer_rows(range(12), api_of, limit=10) == [0, 1, 2, 3, 4, 6, 8, 10, 11]
     assert answer_rows(range(12), api_of, limit=3) == [0, 1, 2]
     assert answer_rows(range(12), api_of, limit=10, head=10) == list(range(10))
+
+
+def test_a_short_prompt_lifts_every_score_alike_and_less_the_longer_it_is():
+    cosine = np.array([0.71, 0.52, 0.33, 0.1], dtype=np.float32)
+    bm25 = np.array([3.0, 0.0, 1.5, 0.0], dtype=np.float32)
+    unlifted = RANKING.logits(cosine, bm25)
+    lifts = []
+    for words in (1, 2, 3, 6, 12):
+        logits = RANKING.logits(cosine, bm25, words=words)
+        assert list(np.argsort(-logits)) == list(np.argsort(-unlifted))
+        assert np.allclose(logits - unlifted, (logits - unlifted)[0])
+        lifts.append(float((logits - unlifted)[0]))
+    assert lifts == sorted(lifts, reverse=True)
+    assert lifts[0] > 1 and lifts[-1] < 0.1 * lifts[0]
+
+
+def test_a_prompt_is_as_long_as_its_need_without_the_words_around_it():
+    assert prompt_words("weather") == 1
+    assert prompt_words("I want to send an SMS") == 3
+    assert prompt_words("  send   an sms ") == 3
 
 
 FORECASTS = [

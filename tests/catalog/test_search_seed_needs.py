@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from catalog.search import RANKING, search_index_build
+from catalog.search import RANKING, prompt_words, search_index_build
 from catalog.services import endpoint_embeddings_refresh
 
 # need: (right, near)
@@ -307,18 +307,47 @@ def test_every_right_endpoint_ranks_above_every_wrong_one(seed_index, need):
     assert wrong_above == []
 
 
+def served_scores(seed_index, need: str) -> np.ndarray:
+    """Every endpoint's score for ``need``, as a search serves it."""
+    signals = seed_index.signals(need)
+    words = prompt_words(need)
+    logits = RANKING.logits(*signals, seed_index.verified, seed_index.has_use_case, words=words)
+    return 1 / (1 + np.exp(-logits))
+
+
 @pytest.mark.parametrize(
-    "need", ["xyzzy plugh", "fold the laundry", "book a flight to rome", "send an sms"]
+    "need",
+    [
+        "xyzzy plugh",
+        "fold the laundry",
+        "book a flight to rome",
+        "send an sms",
+        "yawn",
+        "hug my cat",
+        "weather",
+    ],
 )
 def test_a_need_the_seed_catalog_does_not_serve_scores_low_everywhere(seed_index, need):
-    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified, seed_index.has_use_case)
-    assert 1 / (1 + np.exp(-logits.max())) < 0.3
+    assert served_scores(seed_index, need).max() < 0.3
 
 
 def test_a_clear_need_scores_its_answer_above_the_half(seed_index):
     keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
-    logits = RANKING.logits(
-        *seed_index.signals("take a screenshot of a website"), seed_index.verified
-    )
-    score = 1 / (1 + np.exp(-logits[keys.index("screenshotone GET /take")]))
-    assert score > 0.5
+    scores = served_scores(seed_index, "take a screenshot of a website")
+    assert scores[keys.index("screenshotone GET /take")] > 0.5
+
+
+# A few words typed into a search box, and every endpoint that answers them.
+TERSE_NEEDS = {
+    "verify email": SEED_NEEDS["verify if an email address is deliverable"][0],
+    "youtube comments": ["youtube GET /youtube/v3/commentThreads"],
+    "text embeddings": ["zhipu-glm POST /api/paas/v4/embeddings"],
+    "screenshot a website": ["screenshotone GET /take"],
+}
+
+
+@pytest.mark.parametrize("need", TERSE_NEEDS)
+def test_a_terse_need_scores_every_right_answer_above_the_half(seed_index, need):
+    keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
+    scores = served_scores(seed_index, need)
+    assert [key for key in TERSE_NEEDS[need] if scores[keys.index(key)] <= 0.5] == []
