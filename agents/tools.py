@@ -164,8 +164,9 @@ SEARCH = AgentTool(
         "Find provider API endpoints that answer a need described in plain language (for "
         "example 'find the email addresses of people at a company domain'). Returns endpoints "
         "grouped by API, best first, each with its api slug, path, method, price in dollars and "
-        "a relevance score from 0 to 1 (about 0.5: probably relevant). Start here, then call "
-        "details on the best fit."
+        "a relevance score from 0 to 1 (0.5 and above: worth reading; a best score below 0.3: "
+        "the catalog likely has nothing for the need). Start here, then call details on the "
+        "best fit."
     ),
     input_schema=_object(
         {

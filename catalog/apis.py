@@ -110,8 +110,9 @@ class SearchEndpointSerializer(serializers.Serializer):
     isPayable = serializers.BooleanField()
     verified = serializers.BooleanField()
     score = serializers.FloatField(
-        help_text="Calibrated relevance from 0 to 1 (about 0.5: probably relevant); compares "
-        "across queries"
+        help_text="Calibrated relevance from 0 to 1, comparable across queries: 0.5 and above is "
+        "worth reading; when even the best scores below 0.3, the catalog likely has nothing for "
+        "the need"
     )
 
 

@@ -115,7 +115,10 @@ export interface SearchEndpoint {
   price: string;
   isPayable: boolean;
   verified: boolean;
-  /** Calibrated relevance from 0 to 1 (about 0.5: probably relevant). */
+  /**
+   * Calibrated relevance from 0 to 1: 0.5 and above is worth reading; a best score below 0.3
+   * means the catalog likely has nothing for the need.
+   */
   score: number;
 }
 
