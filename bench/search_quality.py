@@ -908,7 +908,7 @@ def _fit_short_prompt_lift(index, calibration_train, signals, fit_half) -> None:
     import numpy as np
     from scipy.optimize import minimize
 
-    from catalog.search import RANKING
+    from catalog.search import RANKING, Ranking
 
     logits, words, labels, weights = [], [], [], []
 
@@ -933,9 +933,15 @@ def _fit_short_prompt_lift(index, calibration_train, signals, fit_half) -> None:
         add(prompt["logits"][judged], prompt["words"], prompt["labels"][judged])
     logits, words, labels, weights = map(np.array, (logits, words, labels, weights))
 
+    counts = np.unique(words)
+
     def loss(parameters):
         lift, decay = parameters
-        shifted = logits + lift * np.exp(-(words - 1) / max(decay, 0.1))
+        ranking = Ranking(
+            **{**RANKING.__dict__, "short_prompt_lift": lift, "short_prompt_decay": max(decay, 0.1)}
+        )
+        lift_of = {count: ranking.short_prompt_lift_for(int(count)) for count in counts}
+        shifted = logits + np.array([lift_of[count] for count in words])
         return -np.sum(
             weights
             * (labels * -np.logaddexp(0, -shifted) + (1 - labels) * -np.logaddexp(0, shifted))

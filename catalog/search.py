@@ -335,7 +335,7 @@ class Ranking:
     sentences, at a lower cosine than a sentence would, and would score its right answers as
     noise. Every endpoint's logit for a prompt of ``words`` words gains
     ``short_prompt_lift * exp(-(words - 1) / short_prompt_decay)``: the same for every endpoint
-    of one prompt, so it never changes the order, and nearly nothing past six words.
+    of one prompt, so it never changes the order, and nearly nothing past ten words.
 
     ``lexical_best_place`` (0: off) lifts the endpoint with the highest BM25 score to just above
     the relevance at that place when it ranks below it, so that the words' best match is always
@@ -560,8 +560,9 @@ class SearchIndex:
         first."""
         if not self.endpoints:
             return []
-        cosine, bm25 = self.signals(prompt, normalise=ranking.normalise_query)
-        words = prompt_words(prompt, normalise=ranking.normalise_query)
+        query = query_normalise(prompt) if ranking.normalise_query else prompt
+        cosine, bm25 = self.signals(query, normalise=False)
+        words = prompt_words(query, normalise=False)
         logits = ranking.logits(cosine, bm25, self.verified, self.has_use_case, words=words)
         rows = self.answer(logits, limit=limit)
         scores = _sigmoid(logits[rows].astype(np.float64))
