@@ -7,9 +7,10 @@ held-out needs of bench/search_heldout.yaml (split `heldout`) and bench/search_h
 (split `fresh`, written later for a new draw of endpoints), which nothing is chosen or fitted on
 and no choice below reads. Then what the score means: how many right answers score at least
 0.5, and how many needs nothing answers (the held-out file's nonsense and out-of-catalog needs)
-keep their best score below 0.3; and the same for the terse prompts of bench/search_terse.yaml
-(one to three words, their first ten endpoints judged), with the short-prompt lift and without,
-on the half it is fitted on and the half it is not (`--calibrate` fits it again).
+keep their best score below 0.3; and the same for the judged prompts (JUDGED: the terse prompts
+of bench/search_terse.yaml, one to three words, and the sentences of
+bench/search_sentences.yaml, each with its first ten endpoints judged one by one), on the half
+the score's calibration is fitted on and the half it is not (`--calibrate` fits it again).
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -19,6 +20,7 @@ overrides the corpus location. Prints figures; asserts nothing.
 
     .venv/bin/python bench/search_quality.py          # every variant, every split
     .venv/bin/python bench/search_quality.py --fit    # also refit the fusion on the train split
+    .venv/bin/python bench/search_quality.py --calibrate  # also refit the score's calibration
     .venv/bin/python bench/search_quality.py --views  # also embed and compare per-field views
     .venv/bin/python bench/search_quality.py --naive  # also the issue's reference baseline
     .venv/bin/python bench/search_quality.py --queries FILE  # also another set, as split "given"
@@ -66,7 +68,12 @@ from pathlib import Path
 import harness
 
 LIMIT = 10
-TERSE = harness.ROOT / "bench" / "search_terse.yaml"
+# Prompts whose served first ten were judged one by one: what the score's calibration is fitted on
+# (each file's `fit` half) and measured by (its `heldout` half).
+JUDGED = {
+    "terse": harness.ROOT / "bench" / "search_terse.yaml",
+    "sentences": harness.ROOT / "bench" / "search_sentences.yaml",
+}
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
@@ -93,7 +100,9 @@ def _arguments():
     parser = harness.argument_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit the fusion on the train split")
     parser.add_argument(
-        "--calibrate", action="store_true", help="refit the served weights' calibration only"
+        "--calibrate",
+        action="store_true",
+        help="refit the score's calibration on the judged prompts",
     )
     parser.add_argument("--views", action="store_true", help="compare per-field views")
     parser.add_argument("--naive", action="store_true", help="the issue's reference baseline")
@@ -313,16 +322,9 @@ def _run(
     if naive_vectors is not None:
         _held_back_estimate(index, splits, signals)
     _score_meaning(index, splits, calibration, signals)
-    _short_prompts(index, calibration["train"], signals, fit_lift=calibrate)
+    _judged_prompts(index, splits, calibration, signals, calibrate=calibrate)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
-    elif calibrate:
-        _calibrate(
-            index,
-            calibration["train"],
-            signals,
-            (RANKING.short_view, RANKING.use_case_view, RANKING.lexical, RANKING.lexical_half),
-        )
 
 
 def _served_rank(
@@ -767,7 +769,7 @@ def _answers_the_need(index, query, relevance):
     return list(query["rows"]), wrong
 
 
-def _score_meaning(index, splits, calibration, signals) -> None:
+def _score_meaning(index, splits, calibration, signals, *, ranking=None) -> None:
     """What the served score says: how often an endpoint with a given score answers its need
     (every split but train and the held-out ones), how many needs have a right answer scoring at
     least 0.5, and how many needs nothing answers keep their best score below 0.3."""
@@ -775,9 +777,11 @@ def _score_meaning(index, splits, calibration, signals) -> None:
 
     from catalog.search import RANKING
 
+    ranking = ranking or RANKING
+
     def scores(query):
         s = signals[query["q"]]
-        logits = RANKING.logits(
+        logits = ranking.logits(
             s["cosine"], s["bm25"], index.verified, index.has_use_case, words=s["words"]
         )
         return 1 / (1 + np.exp(-logits))
@@ -812,59 +816,90 @@ def _score_meaning(index, splits, calibration, signals) -> None:
             print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
 
 
-def _short_prompts(index, calibration_train, signals, *, fit_lift: bool) -> None:
-    """The terse prompts of bench/search_terse.yaml: how the served ranking orders them (read by
-    their judged endpoints) and what their scores say, with the served short-prompt lift and
-    without it; with ``fit_lift``, the lift fitted on the file's `fit` half and the training
-    split, the calibration held as served."""
+def _judged_prompts(index, splits, calibration, signals, *, calibrate: bool) -> None:
+    """The judged prompts of JUDGED: how the served ranking orders them (read by their judged
+    endpoints) and what their scores say, on the half the score's calibration is fitted on and
+    the half it is not; with ``calibrate``, the calibration fitted again on the `fit` halves
+    (``_calibration_fit``) and what it makes of every set and split."""
+    import numpy as np
+
+    from catalog.search import RANKING
+
+    sets = {name: _judged_read(index, path) for name, path in JUDGED.items()}
+    print()
+    print("judged prompts, the served first ten read by their judgements:")
+    for name, prompts in sets.items():
+        for half in ("fit", "heldout"):
+            items = [p for p in prompts if p["half"] == half]
+            answered = [p for p in items if (p["labels"] == 1).any()]
+            places = np.array([int(np.argmax(p["labels"] == 1)) + 1 for p in answered])
+            print(
+                f"  {name:<9} {half:<8} {len(items)} prompts, {len(answered)} with a right "
+                f"endpoint in the first ten: hit@1 {np.mean(places == 1):.3f}, hit@5 "
+                f"{np.mean(places <= 5):.3f}, MRR {np.mean(1 / places):.3f}"
+            )
+    _judged_scores(index, sets, RANKING, "served")
+    if calibrate:
+        fitted = _calibration_fit(
+            index, [p for prompts in sets.values() for p in prompts if p["half"] == "fit"]
+        )
+        print()
+        print(
+            f"calibration fitted on the fit halves: scale={fitted.scale:.2f} "
+            f"bias={fitted.bias:.2f} short_prompt_lift={fitted.short_prompt_lift:.2f} "
+            f"short_prompt_decay={fitted.short_prompt_decay:.2f}"
+        )
+        _judged_scores(index, sets, fitted, "fitted")
+        _score_meaning(index, splits, calibration, signals, ranking=fitted)
+
+
+def _judged_read(index, path: Path) -> list[dict]:
+    """A judged file's prompts, each with its signals, its judged endpoints (``first``: the
+    first ten as they were served when judged), best first as served now, and their labels (1
+    right, 0 wrong)."""
     import numpy as np
     import yaml
 
-    from catalog.search import RANKING, Ranking, prompt_words
+    from catalog.search import RANKING, prompt_words
 
-    keys = [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
-    prompts = yaml.safe_load(TERSE.read_text())
+    rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
+    prompts = yaml.safe_load(path.read_text())
     for prompt in prompts:
-        cosine, bm25 = index.signals(prompt["q"])
-        # unlifted: the lift is added below, as each way of scoring has it
-        logits = RANKING.logits(cosine, bm25, index.verified, index.has_use_case)
-        first = np.argsort(-logits, kind="stable")[:LIMIT]
-        label = {key: 1 for key in prompt["right"]} | {key: 0 for key in prompt["wrong"]}
+        prompt["q"] = str(prompt["q"])
+        prompt["signals"] = index.signals(prompt["q"])
         prompt["words"] = prompt_words(prompt["q"])
-        prompt["logits"] = logits[first]
-        prompt["labels"] = np.array([label.get(keys[row], -1) for row in first])
-    halves = {half: [p for p in prompts if p["half"] == half] for half in ("fit", "heldout")}
-
-    print()
-    print("terse prompts (bench/search_terse.yaml), the served first ten read by their judgements:")
-    for half, items in halves.items():
-        answered = [p for p in items if (p["labels"] == 1).any()]
-        places = np.array([int(np.argmax(p["labels"] == 1)) + 1 for p in answered])
-        unjudged = sum(int((p["labels"] == -1).sum()) for p in items)
-        print(
-            f"  {half:<8} {len(items)} prompts, {len(answered)} with a right endpoint in the first "
-            f"ten: hit@1 {np.mean(places == 1):.3f}, hit@5 {np.mean(places <= 5):.3f}, "
-            f"MRR {np.mean(1 / places):.3f} ({unjudged} of their endpoints unjudged)"
-        )
-
-    def score(ranking, prompt):
-        lift = ranking.short_prompt_lift_for(prompt["words"])
-        return 1 / (1 + np.exp(-(prompt["logits"] + lift)))
-
-    unlifted = Ranking(**{**RANKING.__dict__, "short_prompt_lift": 0.0})
-    print("what their scores say (the best right endpoint >= 0.5; endpoints >= 0.5 that are right;")
-    print("nonsense prompts whose best stays < 0.3, and their largest; log loss):")
-    for name, ranking in (("served", RANKING), ("no lift", unlifted)):
-        for half, items in halves.items():
-            print(
-                f"  {name:<8} {half:<8} "
-                f"{_short_prompt_figures(items, lambda p, ranking=ranking: score(ranking, p))}"
-            )
-    if fit_lift:
-        _fit_short_prompt_lift(index, calibration_train, signals, halves["fit"])
+        logits = RANKING.logits(*prompt["signals"], index.verified, index.has_use_case)
+        label = {key: 1 for key in prompt["right"]} | {key: 0 for key in prompt["wrong"]}
+        missing = [key for key in label if key not in rows]
+        if missing:
+            raise SystemExit(f"{path.name}: {prompt['q']!r}: not in the catalog: {missing}")
+        judged = sorted(label, key=lambda key: -logits[rows[key]])
+        prompt["first"] = np.array([rows[key] for key in judged])
+        prompt["labels"] = np.array([label[key] for key in judged])
+    return prompts
 
 
-def _short_prompt_figures(items, scores) -> str:
+def _judged_score(index, ranking, prompt):
+    """The scores ``ranking`` gives the prompt's first ten."""
+    import numpy as np
+
+    logits = ranking.logits(
+        *prompt["signals"], index.verified, index.has_use_case, words=prompt["words"]
+    )
+    return 1 / (1 + np.exp(-logits[prompt["first"]].astype(np.float64)))
+
+
+def _judged_scores(index, sets, ranking, name: str) -> None:
+    print(f"what the {name} scores say (the best right endpoint >= 0.5; endpoints >= 0.5 that")
+    print("are right; nonsense prompts whose best stays < 0.3, and their largest; log loss):")
+    for set_name, prompts in sets.items():
+        for half in ("fit", "heldout"):
+            items = [p for p in prompts if p["half"] == half]
+            figures = _judged_figures(items, lambda p: _judged_score(index, ranking, p))
+            print(f"  {set_name:<9} {half:<8} {figures}")
+
+
+def _judged_figures(items, scores) -> str:
     import numpy as np
 
     answered = [p for p in items if (p["labels"] == 1).any()]
@@ -901,54 +936,63 @@ def _balanced_log_loss(items, scores) -> float:
     return float(np.mean(losses))
 
 
-def _fit_short_prompt_lift(index, calibration_train, signals, fit_half) -> None:
-    """``short_prompt_lift`` and ``short_prompt_decay`` by maximum likelihood on the terse
-    prompts' `fit` half (every judged endpoint of the first ten) and the training split (as
-    ``_calibrate`` labels it), the scale and bias held as served."""
-    import numpy as np
+def _calibration_fit(index, prompts):
+    """The served weights with the score's calibration (``scale``, ``bias``) and the
+    short-prompt lift (``short_prompt_lift``, ``short_prompt_decay``) fitted by maximum
+    likelihood on these judged prompts: the mean of ``_balanced_log_loss`` over them, each
+    prompt weighing alike. Judged prompts, and not the training split, since the model's
+    adapter was trained on the training split's needs: their relevance runs higher than a
+    need the model has not read, and a score fitted to them would call a new need's right
+    answers noise. The calibration of endpoints without a use case stays as it is (the judged
+    prompts' endpoints all have one)."""
+    from dataclasses import replace
+
     from scipy.optimize import minimize
 
-    from catalog.search import RANKING, Ranking
+    from catalog.search import RANKING
 
-    logits, words, labels, weights = [], [], [], []
+    # Each prompt's first ten with a use case, and their relevance: what the fitted parameters
+    # score.
+    fitted_on = []
+    for prompt in prompts:
+        rows = prompt["first"][index.has_use_case[prompt["first"]]]
+        relevance = RANKING.relevance(*prompt["signals"], index.verified)
+        labels = prompt["labels"][index.has_use_case[prompt["first"]]]
+        fitted_on.append(
+            {
+                "relevance": relevance[rows].astype("float64"),
+                "labels": labels,
+                "words": prompt["words"],
+            }
+        )
 
-    def add(unlifted, count, label_of):
-        for wanted in (1, 0):
-            chosen = [x for x, label in zip(unlifted, label_of, strict=True) if label == wanted]
-            if not chosen:
-                continue
-            logits.extend(chosen)
-            words.extend([count] * len(chosen))
-            labels.extend([wanted] * len(chosen))
-            weights.extend([1 / len(chosen)] * len(chosen))
-
-    for query in calibration_train:
-        s = signals[query["q"]]
-        relevance = RANKING.relevance(s["cosine"], s["bm25"], index.verified)
-        right, wrong = _answers_the_need(index, query, relevance)
-        unlifted = RANKING.scale * relevance[right + wrong] + RANKING.bias
-        add(unlifted, s["words"], [1] * len(right) + [0] * len(wrong))
-    for prompt in fit_half:
-        judged = prompt["labels"] >= 0
-        add(prompt["logits"][judged], prompt["words"], prompt["labels"][judged])
-    logits, words, labels, weights = map(np.array, (logits, words, labels, weights))
-
-    counts = np.unique(words)
+    def ranking_of(parameters):
+        scale, bias, lift, decay = parameters
+        return replace(
+            RANKING,
+            scale=scale,
+            bias=bias,
+            short_prompt_lift=lift,
+            short_prompt_decay=max(decay, 0.1),
+        )
 
     def loss(parameters):
-        lift, decay = parameters
-        ranking = Ranking(
-            **{**RANKING.__dict__, "short_prompt_lift": lift, "short_prompt_decay": max(decay, 0.1)}
-        )
-        lift_of = {count: ranking.short_prompt_lift_for(int(count)) for count in counts}
-        shifted = logits + np.array([lift_of[count] for count in words])
-        return -np.sum(
-            weights
-            * (labels * -np.logaddexp(0, -shifted) + (1 - labels) * -np.logaddexp(0, shifted))
-        )
+        import numpy as np
 
-    lift, decay = minimize(loss, [3.0, 1.0], method="Nelder-Mead").x
-    print(f"short-prompt lift fitted: short_prompt_lift={lift:.2f} short_prompt_decay={decay:.2f}")
+        ranking = ranking_of(parameters)
+
+        def scores(prompt):
+            logits = ranking.scale * prompt["relevance"] + ranking.bias
+            logits += ranking.short_prompt_lift_for(prompt["words"])
+            return 1 / (1 + np.exp(-logits))
+
+        return _balanced_log_loss(fitted_on, scores)
+
+    start = (RANKING.scale, RANKING.bias, RANKING.short_prompt_lift, RANKING.short_prompt_decay)
+    fitted = minimize(
+        loss, start, method="Nelder-Mead", options={"maxiter": 4000, "xatol": 1e-4, "fatol": 1e-7}
+    )
+    return ranking_of(fitted.x)
 
 
 def _mixed(s: dict, short_view: float, use_case_view: float):

@@ -351,3 +351,14 @@ def test_a_terse_need_scores_every_right_answer_above_the_half(seed_index, need)
     keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
     scores = served_scores(seed_index, need)
     assert [key for key in TERSE_NEEDS[need] if scores[keys.index(key)] <= 0.5] == []
+
+
+def test_a_sentence_with_a_concrete_value_scores_its_best_answer_above_the_half(seed_index):
+    """Users and agents write the value they have into the need; the score, calibrated on needs
+    the model never read, still reads its answer as worth reading."""
+    keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
+    scores = served_scores(
+        seed_index, "check whether jane@acme.com is a real address that can receive mail"
+    )
+    verifiers = SEED_NEEDS["verify if an email address is deliverable"][0]
+    assert max(scores[keys.index(key)] for key in verifiers) > 0.5
