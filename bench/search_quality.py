@@ -951,21 +951,6 @@ def _calibration_fit(index, prompts):
 
     from catalog.search import RANKING
 
-    # Each prompt's first ten with a use case, and their relevance: what the fitted parameters
-    # score.
-    fitted_on = []
-    for prompt in prompts:
-        rows = prompt["first"][index.has_use_case[prompt["first"]]]
-        relevance = RANKING.relevance(*prompt["signals"], index.verified)
-        labels = prompt["labels"][index.has_use_case[prompt["first"]]]
-        fitted_on.append(
-            {
-                "relevance": relevance[rows].astype("float64"),
-                "labels": labels,
-                "words": prompt["words"],
-            }
-        )
-
     def ranking_of(parameters):
         scale, bias, lift, decay = parameters
         return replace(
@@ -977,16 +962,8 @@ def _calibration_fit(index, prompts):
         )
 
     def loss(parameters):
-        import numpy as np
-
         ranking = ranking_of(parameters)
-
-        def scores(prompt):
-            logits = ranking.scale * prompt["relevance"] + ranking.bias
-            logits += ranking.short_prompt_lift_for(prompt["words"])
-            return 1 / (1 + np.exp(-logits))
-
-        return _balanced_log_loss(fitted_on, scores)
+        return _balanced_log_loss(prompts, lambda p: _judged_score(index, ranking, p))
 
     start = (RANKING.scale, RANKING.bias, RANKING.short_prompt_lift, RANKING.short_prompt_decay)
     fitted = minimize(
