@@ -11,6 +11,9 @@ keep their best score below 0.3; and the same for the judged prompts (JUDGED: th
 of bench/search_terse.yaml, one to three words, and the sentences of
 bench/search_sentences.yaml, each with its first ten endpoints judged one by one), on the half
 the score's calibration is fitted on and the half it is not (`--calibrate` fits it again).
+Last, the needs a newcomer brings to the seed catalog (bench/search_newcomer_needs.yaml), read
+among the seed catalog's endpoints: how many rank every right endpoint above every wrong one, as
+the seed needs test asks.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -74,6 +77,9 @@ JUDGED = {
     "terse": harness.ROOT / "bench" / "search_terse.yaml",
     "sentences": harness.ROOT / "bench" / "search_sentences.yaml",
 }
+# Needs a newcomer brings to the seed catalog, each with every seed endpoint that answers it.
+NEWCOMER_NEEDS = harness.ROOT / "bench" / "search_newcomer_needs.yaml"
+SEED_PROVIDERS = harness.ROOT / "catalog" / "providers"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
@@ -323,6 +329,7 @@ def _run(
         _held_back_estimate(index, splits, signals)
     _score_meaning(index, splits, calibration, signals)
     _judged_prompts(index, splits, calibration, signals, calibrate=calibrate)
+    _newcomer_needs(index)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
 
@@ -814,6 +821,40 @@ def _score_meaning(index, splits, calibration, signals, *, ranking=None) -> None
         best = np.array([scores(query).max() for query in items if not query["rows"]])
         if len(best):
             print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
+
+
+def _newcomer_needs(index) -> None:
+    """The newcomer needs over the seed catalog's endpoints, as the served ranking orders them
+    (endpoints `near` a need left out): needs whose every right endpoint ranks above every wrong
+    one ("clean", as tests/catalog/test_search_seed_needs.py asks of its needs), hit@1, hit@5,
+    MRR, and the mean average precision of the right endpoints, for each writer."""
+    import numpy as np
+    import yaml
+
+    from catalog.search import RANKING
+
+    seed_slugs = {path.stem for path in SEED_PROVIDERS.glob("*.yaml")}
+    seed_rows = np.array([row for row, e in enumerate(index.endpoints) if e.api.slug in seed_slugs])
+    keys = [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
+    needs = yaml.safe_load(NEWCOMER_NEEDS.read_text())
+    print()
+    print(f"newcomer needs over the seed catalog's {len(seed_rows)} endpoints:")
+    columns = ("clean", "hit@1", "hit@5", "MRR", "MAP")
+    print(f"  {'writer':<8} {'needs':>5} " + " ".join(f"{name:>6}" for name in columns))
+    for writer in sorted({need["writer"] for need in needs}, reverse=True):
+        figures = []
+        for need in (need for need in needs if need["writer"] == writer):
+            right, near = set(need["right"]), set(need["near"]) - set(need["right"])
+            logits = RANKING.logits(*index.signals(need["q"]), index.verified, index.has_use_case)
+            order = seed_rows[np.argsort(-logits[seed_rows], kind="stable")]
+            ranked = [keys[row] for row in order if keys[row] not in near]
+            places = sorted(ranked.index(key) for key in right)
+            clean = places[-1] == len(places) - 1
+            precision = np.mean([(n + 1) / (place + 1) for n, place in enumerate(places)])
+            first = places[0]
+            figures.append((clean, first == 0, first < 5, 1 / (first + 1), precision))
+        means = np.mean(figures, axis=0)
+        print(f"  {writer:<8} {len(figures):>5} " + " ".join(f"{m:>6.3f}" for m in means))
 
 
 def _judged_prompts(index, splits, calibration, signals, *, calibrate: bool) -> None:
