@@ -292,6 +292,15 @@ _QUERY_FRAMING = [
     )
 ]
 
+# A concrete value in a need says what the need is about, not what it asks for, and its letters
+# pull the query's vector towards whatever endpoint shares them (a blog's address towards a
+# product scraper, a quoted phrase towards its topic): each is replaced by its kind.
+_CONCRETE_VALUES = [
+    (re.compile(r"https?://\S+", re.IGNORECASE), "a web page"),
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "an email address"),
+    (re.compile(r"\"[^\"]+\"|\u201c[^\u201d]+\u201d"), "a phrase"),
+]
+
 
 def prompt_words(prompt: str, *, normalise: bool = True) -> int:
     """How many words the need has, as ``Ranking.logits`` reads its length."""
@@ -299,8 +308,11 @@ def prompt_words(prompt: str, *, normalise: bool = True) -> int:
 
 
 def query_normalise(prompt: str) -> str:
-    """The need without the words around it: "I want to send an SMS" -> "send an SMS"."""
+    """The need without the words around it, its concrete values by their kind: "I want to
+    send an SMS" -> "send an SMS", "is jane@acme.com real" -> "is an email address real"."""
     text = SPACES.sub(" ", prompt).strip()
+    for pattern, kind in _CONCRETE_VALUES:
+        text = pattern.sub(kind, text)
     changed = True
     while changed:
         changed = False

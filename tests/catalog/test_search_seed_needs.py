@@ -362,3 +362,13 @@ def test_a_sentence_with_a_concrete_value_scores_its_best_answer_above_the_half(
     )
     verifiers = SEED_NEEDS["verify if an email address is deliverable"][0]
     assert max(scores[keys.index(key)] for key in verifiers) > 0.5
+
+
+def test_a_web_address_in_a_need_is_read_as_a_page_not_as_its_words(seed_index):
+    """The words of an address ("news", "markets") say what the page is about, not what the need
+    asks for: a need to read a page finds the page readers, not the news searches."""
+    keys = [endpoint_key(endpoint) for endpoint in seed_index.endpoints]
+    need = "read https://news.example.org/2026/11/markets-today and tell me what it says"
+    logits = RANKING.logits(*seed_index.signals(need), seed_index.verified, seed_index.has_use_case)
+    right, near = SEED_NEEDS["scrape a web page as markdown"]
+    assert keys[int(np.argmax(logits))] in right + near
