@@ -79,7 +79,6 @@ JUDGED = {
 }
 # Needs a newcomer brings to the seed catalog, each with every seed endpoint that answers it.
 NEWCOMER_NEEDS = harness.ROOT / "bench" / "search_newcomer_needs.yaml"
-SEED_PROVIDERS = harness.ROOT / "catalog" / "providers"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "given")
 FRAMINGS = (
@@ -139,7 +138,7 @@ def _run(
     index = search_index_build()
     print(f"index: {len(index.endpoints)} endpoints, built in {index.built_seconds:.2f} s")
 
-    rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
+    rows = {key: row for row, key in enumerate(_endpoint_keys(index))}
     queries = harness.search_queries() + harness.heldout_needs()
     for query in queries:
         query["q"] = str(query["q"])  # a need such as "42" reads as a number
@@ -823,6 +822,11 @@ def _score_meaning(index, splits, calibration, signals, *, ranking=None) -> None
             print(f"  {name:<11} {np.mean(best < 0.3):.3f} of {len(best)} ({best.max():.2f})")
 
 
+def _endpoint_keys(index) -> list[str]:
+    """Each indexed endpoint as the query files name it: "<api slug> <METHOD> <path>"."""
+    return [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
+
+
 def _newcomer_needs(index) -> None:
     """The newcomer needs over the seed catalog's endpoints, as the served ranking orders them
     (endpoints `near` a need left out): needs whose every right endpoint ranks above every wrong
@@ -831,11 +835,12 @@ def _newcomer_needs(index) -> None:
     import numpy as np
     import yaml
 
+    from catalog.management.commands.load_catalog import PROVIDERS_DIR
     from catalog.search import RANKING
 
-    seed_slugs = {path.stem for path in SEED_PROVIDERS.glob("*.yaml")}
+    seed_slugs = {path.stem for path in PROVIDERS_DIR.glob("*.yaml")}
     seed_rows = np.array([row for row, e in enumerate(index.endpoints) if e.api.slug in seed_slugs])
-    keys = [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
+    keys = _endpoint_keys(index)
     needs = yaml.safe_load(NEWCOMER_NEEDS.read_text())
     print()
     print(f"newcomer needs over the seed catalog's {len(seed_rows)} endpoints:")
@@ -848,7 +853,7 @@ def _newcomer_needs(index) -> None:
             logits = RANKING.logits(*index.signals(need["q"]), index.verified, index.has_use_case)
             order = seed_rows[np.argsort(-logits[seed_rows], kind="stable")]
             ranked = [keys[row] for row in order if keys[row] not in near]
-            places = sorted(ranked.index(key) for key in right)
+            places = sorted(place for place, key in enumerate(ranked) if key in right)
             clean = places[-1] == len(places) - 1
             precision = np.mean([(n + 1) / (place + 1) for n, place in enumerate(places)])
             first = places[0]
@@ -903,7 +908,7 @@ def _judged_read(index, path: Path) -> list[dict]:
 
     from catalog.search import RANKING, prompt_words
 
-    rows = {f"{e.api.slug} {e.method} {e.path}": row for row, e in enumerate(index.endpoints)}
+    rows = {key: row for row, key in enumerate(_endpoint_keys(index))}
     prompts = yaml.safe_load(path.read_text())
     for prompt in prompts:
         prompt["q"] = str(prompt["q"])
