@@ -26,10 +26,12 @@ CORPUS_DIR = os.environ.get(
 )
 QUERIES = Path(__file__).resolve().parent / "search_queries.yaml"
 # The held-out needs, which nothing is chosen or fitted on, by split: the second set was written
-# after the use cases were settled, for endpoints of a new draw.
+# after the use cases were settled, for endpoints of a new draw; the third, in the same style, for
+# 600 endpoints of a later draw.
 HELDOUT_NEEDS = {
     "heldout": Path(__file__).resolve().parent / "search_heldout.yaml",
     "fresh": Path(__file__).resolve().parent / "search_heldout_fresh.yaml",
+    "paraphrased": Path(__file__).resolve().parent / "search_heldout_paraphrased.yaml",
 }
 ADMIN_URL = os.environ.get(
     "BENCH_DATABASE_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres"
@@ -52,7 +54,7 @@ def search_queries() -> list[dict]:
 
 
 def heldout_needs() -> list[dict]:
-    """The held-out needs, each with its split (`heldout` or `fresh`)."""
+    """The held-out needs, each with its split (`heldout`, `fresh` or `paraphrased`)."""
     import yaml
 
     return [

@@ -1,19 +1,19 @@
 """Search quality on the whole corpus and the seed catalog: hit@1, hit@5 and MRR of each ranking
 variant, on each split of bench/search_queries.yaml: train (what the fusion is chosen and fitted
-on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind
-`seed` split over the seed catalog (the model's adapter, bench/search_tune.py, is trained on the
-train, `named` and `needs` splits: their figures are the model's training figures); and on the
-held-out needs of bench/search_heldout.yaml (split `heldout`) and bench/search_heldout_fresh.yaml
-(split `fresh`, written later for a new draw of endpoints), which nothing is chosen or fitted on
-and no choice below reads. Then what the score means: how many right answers score at least
-0.5, and how many needs nothing answers (the held-out file's nonsense and out-of-catalog needs)
-keep their best score below 0.3; and the same for the judged prompts (JUDGED: the terse prompts
-of bench/search_terse.yaml, one to three words, and the sentences of
-bench/search_sentences.yaml, each with its first ten endpoints judged one by one), on the half
-the score's calibration is fitted on and the half it is not (`--calibrate` fits it again).
-Last, the needs a newcomer brings to the seed catalog (bench/search_newcomer_needs.yaml), read
-among the seed catalog's endpoints: how many rank every right endpoint above every wrong one, as
-the seed needs test asks.
+on), validation and test, the blind `named` and `needs` splits over the corpus, and the blind `seed`
+split over the seed catalog (the model's adapter, bench/search_tune.py, is trained on the train,
+`named` and `needs` splits: their figures are the model's training figures); and on the held-out
+needs of bench/search_heldout.yaml (split `heldout`), bench/search_heldout_fresh.yaml (split
+`fresh`, written later for a new draw of endpoints) and bench/search_heldout_paraphrased.yaml (split
+`paraphrased`, 600 needs in their style for a later draw), which nothing is chosen or fitted on and
+no choice below reads. Then what the score means: how many right answers score at least 0.5, and how
+many needs nothing answers (the held-out file's nonsense and out-of-catalog needs) keep their best
+score below 0.3; and the same for the judged prompts (JUDGED: the terse prompts of
+bench/search_terse.yaml, one to three words, and the sentences of bench/search_sentences.yaml, each
+with its first ten endpoints judged one by one), on the half the score's calibration is fitted on
+and the half it is not (`--calibrate` fits it again). Last, the needs a newcomer brings to the seed
+catalog (bench/search_newcomer_needs.yaml), read among the seed catalog's endpoints: how many rank
+every right endpoint above every wrong one, as the seed needs test asks.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -80,7 +80,7 @@ JUDGED = {
 # Needs a newcomer brings to the seed catalog, each with every seed endpoint that answers it.
 NEWCOMER_NEEDS = harness.ROOT / "bench" / "search_newcomer_needs.yaml"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
-NEVER_READ = ("heldout", "fresh", "given")
+NEVER_READ = ("heldout", "fresh", "paraphrased", "given")
 FRAMINGS = (
     "I need an API that can {}",
     "Which endpoint lets me {}?",
@@ -150,7 +150,8 @@ def _run(
             raise SystemExit(f"{query['q']!r}: not in the catalog: {missing}")
         query["rows"] = [rows[key] for key in query["expect"]]
     # Queries without an expected endpoint only teach and check the calibration.
-    names = ("train", "validation", "test", "named", "needs", "seed", "heldout", "fresh")
+    names = ("train", "validation", "test", "named", "needs", "seed")
+    names += ("heldout", "fresh", "paraphrased")
     names += ("given",) if given is not None else ()
     calibration = {name: [q for q in queries if q["split"] == name] for name in names}
     splits = {name: [q for q in items if q["rows"]] for name, items in calibration.items()}
