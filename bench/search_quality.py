@@ -13,7 +13,10 @@ bench/search_terse.yaml, one to three words, and the sentences of bench/search_s
 with its first ten endpoints judged one by one), on the half the score's calibration is fitted on
 and the half it is not (`--calibrate` fits it again). Last, the needs a newcomer brings to the seed
 catalog (bench/search_newcomer_needs.yaml), read among the seed catalog's endpoints: how many rank
-every right endpoint above every wrong one, as the seed needs test asks.
+every right endpoint above every wrong one, as the seed needs test asks; and that test's own needs
+(bench/search_seed_needs.yaml), ranked as the test ranks them, over the seed catalog alone, each
+with its margin: its last right endpoint's logit less its first wrong one's, positive when the need
+passes, so that a candidate ranking shows which needs it holds by a hair before the test is run.
 
 Runs on BENCH_DATABASE_URL when set (an existing PostgreSQL database: the corpus and the seed
 catalog are imported into it unless it already holds them, and it is left in place), otherwise on
@@ -79,6 +82,8 @@ JUDGED = {
 }
 # Needs a newcomer brings to the seed catalog, each with every seed endpoint that answers it.
 NEWCOMER_NEEDS = harness.ROOT / "bench" / "search_newcomer_needs.yaml"
+# The seed needs test's needs (tests/catalog/test_search_seed_needs.py), in the same form.
+SEED_NEEDS = harness.ROOT / "bench" / "search_seed_needs.yaml"
 # Splits no choice reads: the held-out needs, and a set given on the command line.
 NEVER_READ = ("heldout", "fresh", "paraphrased", "given")
 FRAMINGS = (
@@ -330,6 +335,7 @@ def _run(
     _score_meaning(index, splits, calibration, signals)
     _judged_prompts(index, splits, calibration, signals, calibrate=calibrate)
     _newcomer_needs(index)
+    _seed_needs_margins(index)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
 
@@ -836,11 +842,9 @@ def _newcomer_needs(index) -> None:
     import numpy as np
     import yaml
 
-    from catalog.management.commands.load_catalog import PROVIDERS_DIR
     from catalog.search import RANKING
 
-    seed_slugs = {path.stem for path in PROVIDERS_DIR.glob("*.yaml")}
-    seed_rows = np.array([row for row, e in enumerate(index.endpoints) if e.api.slug in seed_slugs])
+    seed_rows = _seed_rows(index)
     keys = _endpoint_keys(index)
     needs = yaml.safe_load(NEWCOMER_NEEDS.read_text())
     print()
@@ -861,6 +865,72 @@ def _newcomer_needs(index) -> None:
             figures.append((clean, first == 0, first < 5, 1 / (first + 1), precision))
         means = np.mean(figures, axis=0)
         print(f"  {writer:<8} {len(figures):>5} " + " ".join(f"{m:>6.3f}" for m in means))
+
+
+def _seed_rows(index):
+    """The rows of the seed catalog's endpoints (the providers `make run` loads) in the index."""
+    import numpy as np
+
+    from catalog.management.commands.load_catalog import PROVIDERS_DIR
+
+    seed_slugs = {path.stem for path in PROVIDERS_DIR.glob("*.yaml")}
+    return np.array([row for row, e in enumerate(index.endpoints) if e.api.slug in seed_slugs])
+
+
+def _seed_needs_margins(index) -> None:
+    """Each need of the seed needs test, ranked as the test ranks it, over the seed catalog alone
+    (``_seed_catalog_index``): the logit of its last right endpoint less that of its first wrong
+    one (neither right nor near), with both named. The test passes a need when its margin is
+    positive; one of a few hundredths of a logit is a pass any change of the model may turn."""
+    import yaml
+
+    from catalog.search import RANKING
+
+    seed = _seed_catalog_index(index)
+    keys = _endpoint_keys(seed)
+    needs = yaml.safe_load(SEED_NEEDS.read_text())
+    print()
+    print("seed needs test over the seed catalog alone (last right less first wrong, in logits):")
+    passed = 0
+    for need in needs:
+        right, near = set(need["right"]), set(need["near"])
+        logits = RANKING.logits(*seed.signals(need["q"]), seed.verified, seed.has_use_case)
+        rows = range(len(keys))
+        last_right = min((row for row in rows if keys[row] in right), key=lambda r: logits[r])
+        wrong = [row for row in rows if keys[row] not in right | near]
+        first_wrong = max(wrong, key=lambda row: logits[row])
+        margin = logits[last_right] - logits[first_wrong]
+        passed += margin > 0
+        print(
+            f"  {margin:+6.2f}  {need['q']}  ({keys[last_right]} {logits[last_right]:.2f},"
+            f" {keys[first_wrong]} {logits[first_wrong]:.2f})"
+        )
+    print(f"  {passed} of {len(needs)} pass")
+
+
+def _seed_catalog_index(index):
+    """The seed catalog's endpoints of ``index`` as an index of their own, as `make run` loads
+    them: the same vectors, and BM25 over their words alone, whose statistics differ from the
+    corpus's enough to turn a margin of a few tenths."""
+    import dataclasses
+
+    import bm25s
+
+    rows = _seed_rows(index)
+    lexical = bm25s.BM25()
+    words = [index.texts_by_hash[index.text_hashes[row]] for row in rows]
+    lexical.index(words, show_progress=False)
+    return dataclasses.replace(
+        index,
+        endpoints=[index.endpoints[row] for row in rows],
+        api_of=index.api_of[rows],
+        verified=index.verified[rows],
+        has_use_case=index.has_use_case[rows],
+        vectors=index.vectors[rows],
+        lexical=lexical,
+        unembedded=None,
+        text_hashes=[index.text_hashes[row] for row in rows],
+    )
 
 
 def _judged_prompts(index, splits, calibration, signals, *, calibrate: bool) -> None:
