@@ -892,13 +892,13 @@ def _seed_needs_margins(index) -> None:
     print()
     print("seed needs test over the seed catalog alone (last right less first wrong, in logits):")
     passed = 0
+    rows = range(len(keys))
     for need in needs:
         right, near = set(need["right"]), set(need["near"])
         logits = RANKING.logits(*seed.signals(need["q"]), seed.verified, seed.has_use_case)
-        rows = range(len(keys))
-        last_right = min((row for row in rows if keys[row] in right), key=lambda r: logits[r])
-        wrong = [row for row in rows if keys[row] not in right | near]
-        first_wrong = max(wrong, key=lambda row: logits[row])
+        last_right = min((row for row in rows if keys[row] in right), key=logits.__getitem__)
+        wrong = (row for row in rows if keys[row] not in right | near)
+        first_wrong = max(wrong, key=logits.__getitem__)
         margin = logits[last_right] - logits[first_wrong]
         passed += margin > 0
         print(
