@@ -835,28 +835,29 @@ def _endpoint_keys(index) -> list[str]:
 
 
 def _newcomer_needs(index) -> None:
-    """The newcomer needs over the seed catalog's endpoints, as the served ranking orders them
-    (endpoints `near` a need left out): needs whose every right endpoint ranks above every wrong
-    one ("clean", as tests/catalog/test_search_seed_needs.py asks of its needs), hit@1, hit@5,
-    MRR, and the mean average precision of the right endpoints, for each writer."""
+    """The newcomer needs over the seed catalog alone (``_seed_catalog_index``), as the served
+    ranking orders them (endpoints `near` a need left out): needs whose every right endpoint
+    ranks above every wrong one ("clean", as tests/catalog/test_search_seed_needs.py asks of its
+    needs), hit@1, hit@5, MRR, and the mean average precision of the right endpoints, for each
+    writer."""
     import numpy as np
     import yaml
 
     from catalog.search import RANKING
 
-    seed_rows = _seed_rows(index)
-    keys = _endpoint_keys(index)
+    seed = _seed_catalog_index(index)
+    keys = _endpoint_keys(seed)
     needs = yaml.safe_load(NEWCOMER_NEEDS.read_text())
     print()
-    print(f"newcomer needs over the seed catalog's {len(seed_rows)} endpoints:")
+    print(f"newcomer needs over the seed catalog alone ({len(keys)} endpoints):")
     columns = ("clean", "hit@1", "hit@5", "MRR", "MAP")
     print(f"  {'writer':<8} {'needs':>5} " + " ".join(f"{name:>6}" for name in columns))
     for writer in sorted({need["writer"] for need in needs}, reverse=True):
         figures = []
         for need in (need for need in needs if need["writer"] == writer):
             right, near = set(need["right"]), set(need["near"]) - set(need["right"])
-            logits = RANKING.logits(*index.signals(need["q"]), index.verified, index.has_use_case)
-            order = seed_rows[np.argsort(-logits[seed_rows], kind="stable")]
+            logits = RANKING.logits(*seed.signals(need["q"]), seed.verified, seed.has_use_case)
+            order = np.argsort(-logits, kind="stable")
             ranked = [keys[row] for row in order if keys[row] not in near]
             places = sorted(place for place, key in enumerate(ranked) if key in right)
             clean = places[-1] == len(places) - 1
