@@ -334,8 +334,9 @@ def _run(
         _held_back_estimate(index, splits, signals)
     _score_meaning(index, splits, calibration, signals)
     _judged_prompts(index, splits, calibration, signals, calibrate=calibrate)
-    _newcomer_needs(index)
-    _seed_needs_margins(index)
+    seed = _seed_catalog_index(index)
+    _newcomer_needs(seed)
+    _seed_needs_margins(seed)
     if fit:
         _fit(index, splits["train"], calibration["train"], signals)
 
@@ -834,18 +835,17 @@ def _endpoint_keys(index) -> list[str]:
     return [f"{e.api.slug} {e.method} {e.path}" for e in index.endpoints]
 
 
-def _newcomer_needs(index) -> None:
-    """The newcomer needs over the seed catalog alone (``_seed_catalog_index``), as the served
-    ranking orders them (endpoints `near` a need left out): needs whose every right endpoint
-    ranks above every wrong one ("clean", as tests/catalog/test_search_seed_needs.py asks of its
-    needs), hit@1, hit@5, MRR, and the mean average precision of the right endpoints, for each
-    writer."""
+def _newcomer_needs(seed) -> None:
+    """The newcomer needs over the seed catalog alone (``seed``, a ``_seed_catalog_index``), as
+    the served ranking orders them (endpoints `near` a need left out): needs whose every right
+    endpoint ranks above every wrong one ("clean", as tests/catalog/test_search_seed_needs.py asks
+    of its needs), hit@1, hit@5, MRR, and the mean average precision of the right endpoints, for
+    each writer."""
     import numpy as np
     import yaml
 
     from catalog.search import RANKING
 
-    seed = _seed_catalog_index(index)
     keys = _endpoint_keys(seed)
     needs = yaml.safe_load(NEWCOMER_NEEDS.read_text())
     print()
@@ -878,16 +878,16 @@ def _seed_rows(index):
     return np.array([row for row, e in enumerate(index.endpoints) if e.api.slug in seed_slugs])
 
 
-def _seed_needs_margins(index) -> None:
+def _seed_needs_margins(seed) -> None:
     """Each need of the seed needs test, ranked as the test ranks it, over the seed catalog alone
-    (``_seed_catalog_index``): the logit of its last right endpoint less that of its first wrong
-    one (neither right nor near), with both named. The test passes a need when its margin is
-    positive; one of a few hundredths of a logit is a pass any change of the model may turn."""
+    (``seed``, a ``_seed_catalog_index``): the logit of its last right endpoint less that of its
+    first wrong one (neither right nor near), with both named. The test passes a need when its
+    margin is positive; one of a few hundredths of a logit is a pass any change of the model may
+    turn."""
     import yaml
 
     from catalog.search import RANKING
 
-    seed = _seed_catalog_index(index)
     keys = _endpoint_keys(seed)
     needs = yaml.safe_load(SEED_NEEDS.read_text())
     print()
